@@ -16,6 +16,7 @@ const (
 	KindOffsetSync         Kind = "offset sync"
 	KindConnectOffsetKey   Kind = "connect offset key"
 	KindConnectOffsetValue Kind = "connect offset value"
+	KindIndexSegment       Kind = "index segment"
 )
 
 // ErrTombstone is wrapped by the DecodeError returned for a nil key or value.
@@ -42,8 +43,12 @@ type DecodeError struct {
 
 // Error implements error.
 func (e *DecodeError) Error() string {
+	writer := "MirrorMaker 2"
+	if e.Kind == KindIndexSegment {
+		writer = "Strait"
+	}
 	return "wire: cannot decode " + string(e.Kind) + " field " + strconv.Quote(e.Field) + ": " + e.Reason +
-		"; skip the record, it is corrupt or was not written by MirrorMaker 2"
+		"; skip the record, it is corrupt or was not written by " + writer
 }
 
 // Unwrap returns the underlying cause, if any.

@@ -1,0 +1,118 @@
+// Package cli holds Strait's subcommands. Main is the whole program minus
+// process setup, so tests can run any command in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and failed (cluster unreachable, a flow failed)
+	ExitUsage   = 2 // bad flags or a bad configuration file
+)
+
+// usageError marks errors that are the user's input, not the run.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// Main runs strait with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "strait: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "strait",
+		Short:         "Kafka cross-cluster replication, a drop-in replacement for MirrorMaker 2",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newRunCmd(stderr),
+		newCheckCmd(stdout, stderr),
+		newDemoCmd(stdout, stderr),
+		newVersionCmd(stdout),
+	)
+	return root
+}
+
+// logFlags are the logging flags shared by long-running commands.
+type logFlags struct {
+	level  string
+	format string
+}
+
+func (l *logFlags) register(cmd *cobra.Command, level string) {
+	cmd.Flags().StringVar(&l.level, "log-level", level, "log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&l.format, "log-format", "text", "log format: text or json")
+}
+
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(l.level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: use debug, info, warn or error", l.level)}
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch l.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Errorf("--log-format %q: use text or json", l.format)}
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(stdout, "strait", Version())
+			return nil
+		},
+	}
+}
+
+// Version returns the module version, or the VCS revision of a dev build.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}

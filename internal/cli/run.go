@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strait/internal/config"
+	"strait/internal/daemon"
+)
+
+// configFlags are the flags that select a config file and its clusters,
+// accepting MM2's own form too: `strait run mm2.properties --clusters A B`.
+type configFlags struct {
+	file     string
+	clusters []string
+}
+
+func (c *configFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&c.file, "config", "c", "", "MM2 properties file (or give it as the first argument)")
+	cmd.Flags().StringSliceVar(&c.clusters, "clusters", nil, "run only the flows whose target is one of these aliases (MM2's --clusters)")
+}
+
+// resolve applies positional arguments: the first is the config file when
+// -c is absent; further ones are more --clusters aliases, as MM2 takes them.
+func (c *configFlags) resolve(cmd *cobra.Command, args []string) error {
+	if c.file == "" && len(args) > 0 {
+		c.file, args = args[0], args[1:]
+	}
+	if c.file == "" {
+		return usageError{errors.New("no config file: use -c mm2.properties (or give the file as the first argument)")}
+	}
+	if len(args) > 0 {
+		if !cmd.Flags().Changed("clusters") {
+			return usageError{fmt.Errorf("unexpected arguments %q: give cluster aliases with --clusters", args)}
+		}
+		c.clusters = append(c.clusters, args...)
+	}
+	return nil
+}
+
+func (c *configFlags) load() (*config.Config, error) {
+	cfg, err := config.Load(c.file, config.LoadOptions{Clusters: c.clusters})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+func newRunCmd(stderr io.Writer) *cobra.Command {
+	var (
+		cf       configFlags
+		lf       logFlags
+		shutdown time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...]",
+		Short: "Replicate the enabled flows of an MM2 configuration until stopped",
+		Long: `Replicate every enabled flow (SOURCE->TARGET.enabled = true) of an MM2
+dedicated-mode configuration. SIGTERM or Ctrl-C stops fetching, waits for the
+target to acknowledge in-flight records (up to --shutdown-timeout), commits
+final progress and exits 0. A second signal exits at once.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cf.resolve(cmd, args); err != nil {
+				return err
+			}
+			logger, err := lf.logger(stderr)
+			if err != nil {
+				return err
+			}
+			cfg, err := cf.load()
+			if err != nil {
+				return err
+			}
+			for _, w := range cfg.Warnings {
+				logger.Warn("config", "warning", w.String())
+			}
+			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown})
+			if err := d.Run(cmd.Context()); err != nil {
+				return err
+			}
+			logger.Info("stopped")
+			return nil
+		},
+	}
+	cf.register(cmd)
+	lf.register(cmd, "info")
+	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
+	return cmd
+}

@@ -1,0 +1,271 @@
+// Package config turns an MM2 dedicated-mode .properties file into a typed,
+// validated Config: clusters, flows (ordered source->target pairs) and the
+// client settings of every role, resolved with MM2's precedence rules
+// (spec mm2-compat.md §1). It does no network I/O.
+//
+// Parse (and Load) is the single entry point and runs every check: it
+// collects each problem with its key and line into an *Errors, and the
+// non-fatal findings into Config.Warnings. Choices where Strait reads a file
+// differently from MM2, each reported by a warning or an error:
+//
+//   - Validation covers the whole file, every pair MM2 would create, not only
+//     the flows --clusters selects, so all nodes sharing a file agree on it.
+//   - topics.whitelist, groups.whitelist and the like (never MM2 keys) are
+//     applied as the include list when topics/groups is not set; MM2 ignores
+//     them and would replicate everything.
+//   - offset.flush.interval.ms and exactly.once.source.support are worker
+//     settings: read from <target>.*, ignored at the top level, as in MM2.
+//   - Strait rejects up front what MM2 fails on only at runtime
+//     (non-positive intervals of running features, emit.checkpoints or
+//     emit.offset-syncs disabled on an enabled flow), and what it cannot run
+//     the same way: regexes RE2 cannot express (lookaround, backreferences,
+//     possessive quantifiers) and custom filter or policy classes.
+//   - Values are read as UTF-8 (java.util.Properties reads ISO-8859-1).
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Secret holds a sensitive value. It prints as [redacted] everywhere
+// (fmt verbs, slog, JSON) so that a secret cannot leak through logs, errors
+// or `strait check` output. Reveal returns the real value for the one place
+// that needs it: building a client.
+type Secret struct{ v string }
+
+// NewSecret wraps a sensitive value.
+func NewSecret(v string) Secret { return Secret{v: v} }
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return s.v }
+
+// String implements fmt.Stringer.
+func (s Secret) String() string { return "[redacted]" }
+
+// GoString implements fmt.GoStringer.
+func (s Secret) GoString() string { return "[redacted]" }
+
+// MarshalText implements encoding.TextMarshaler (JSON, YAML, slog).
+func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+
+// Origin says where a value came from, for error messages.
+type Origin struct {
+	Key  string // the key as written in the file, e.g. "A->B.topics"
+	Line int    // 1-based line of the key; 0 when the value is a default
+}
+
+// String implements fmt.Stringer: `key "A->B.topics" (line 12)`.
+func (o Origin) String() string {
+	if o.Line == 0 {
+		return fmt.Sprintf("key %q (default)", o.Key)
+	}
+	return fmt.Sprintf("key %q (line %d)", o.Key, o.Line)
+}
+
+// ClientProp is one Java client property (e.g. "linger.ms") as it applies to
+// one client role after MM2's precedence rules.
+type ClientProp struct {
+	Key    string // Java client key without any prefix, e.g. "compression.type"
+	Value  Secret // the value; secret or not, it is only revealed when building a client
+	Secret bool   // true for passwords, JAAS configs, private keys
+	Origin Origin
+}
+
+// Display returns the value for humans: the value itself, or [redacted].
+func (p ClientProp) Display() string {
+	if p.Secret {
+		return "[redacted]"
+	}
+	return p.Value.Reveal()
+}
+
+// Client is the resolved Java-client configuration of one role of a flow.
+type Client struct {
+	Cluster string       // alias of the cluster this client talks to
+	Props   []ClientProp // sorted by Key; each key at most once
+}
+
+// Get returns the value of a Java client key and whether it is set.
+func (c Client) Get(key string) (string, bool) {
+	for _, p := range c.Props {
+		if p.Key == key {
+			return p.Value.Reveal(), true
+		}
+	}
+	return "", false
+}
+
+// Prop returns the property for key and whether it is set.
+func (c Client) Prop(key string) (ClientProp, bool) {
+	for _, p := range c.Props {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return ClientProp{}, false
+}
+
+// Cluster is one alias of the `clusters` list with its connection settings.
+type Cluster struct {
+	Alias            string
+	BootstrapServers []string // from <alias>.bootstrap.servers > bootstrap.servers
+	SecurityProtocol string   // resolved: <alias>.security.protocol > security.protocol > PLAINTEXT
+
+	// Clients for tools that talk to one cluster outside any flow (status,
+	// offset translation, failover), as MM2's MirrorClientConfig builds
+	// them: the cluster's connection keys, then <alias>.admin.*,
+	// <alias>.consumer.* or <alias>.producer.*.
+	Admin    Client
+	Consumer Client
+	Producer Client
+}
+
+// Policy names the replication policy of a flow (spec §3).
+type Policy struct {
+	Class                    string // FQCN, e.g. org.apache.kafka.connect.mirror.DefaultReplicationPolicy (a simple name in the file is expanded)
+	Separator                string // replication.policy.separator, raw (not trimmed), default "."
+	InternalSeparatorEnabled bool   // replication.policy.internal.topic.separator.enabled, default true
+}
+
+// Flow is one ordered pair source->target that this node runs: either an
+// enabled replication flow, or a heartbeat-only pair (as MM2 creates a herder
+// for every pair with heartbeats enabled, spec §1.5).
+//
+// Every field holds MM2's default unless the file sets it (see Origins);
+// Strait departs from MM2's defaults only where a field's comment says so.
+// Every interval is positive: a feature that is off keeps its interval, so
+// check the matching ...Enabled field.
+type Flow struct {
+	Source string // source alias
+	Target string // target alias
+	// Enabled is true when the flow replicates data: the connectors' enabled
+	// (from <src>-><tgt>.enabled, or a top-level enabled) is true. It is
+	// false for a heartbeat-only pair.
+	Enabled bool
+
+	Policy Policy
+
+	// Topic selection and creation (MirrorSourceConnector).
+	Topics               []string // regex list, default [".*"]
+	TopicsExclude        []string // default [".*[\-\.]internal", ".*\.replica", "__.*"]
+	ReplicationFactor    int      // replication.factor, default 2; -1 = broker default
+	RefreshTopicsEnabled bool
+	// RefreshTopicsInterval is refresh.topics.interval.seconds. When the
+	// file does not set it (RefreshTopicsIntervalSet false) it is 5 s, not
+	// MM2's 600 s: Strait picks up new topics within seconds.
+	RefreshTopicsInterval    time.Duration
+	RefreshTopicsIntervalSet bool
+	SyncTopicConfigsEnabled  bool
+	SyncTopicConfigsInterval time.Duration
+	ConfigPropertiesExclude  []string
+	UseDefaultsFrom          string // "target" (default) or "source"
+	SyncTopicACLsEnabled     bool
+	SyncTopicACLsInterval    time.Duration
+	HeartbeatsReplication    bool // heartbeats.replication.enabled, default true
+
+	// Offset syncs.
+	EmitOffsetSyncsEnabled            bool
+	OffsetSyncsTopicLocation          string // "source" (default) or "target"
+	OffsetSyncsTopicReplicationFactor int
+	OffsetLagMax                      int64
+
+	// Checkpoints and group offset sync (MirrorCheckpointConnector).
+	Groups                            []string // default [".*"]
+	GroupsExclude                     []string // default ["console-consumer-.*", "connect-.*", "__.*"]
+	RefreshGroupsEnabled              bool
+	RefreshGroupsInterval             time.Duration
+	EmitCheckpointsEnabled            bool
+	EmitCheckpointsInterval           time.Duration
+	SyncGroupOffsetsEnabled           bool
+	SyncGroupOffsetsInterval          time.Duration
+	CheckpointsTopicReplicationFactor int
+
+	// Heartbeats (MirrorHeartbeatConnector).
+	EmitHeartbeatsEnabled            bool
+	EmitHeartbeatsInterval           time.Duration
+	HeartbeatsTopicReplicationFactor int
+
+	TasksMax     int           // tasks.max; Strait uses it only as a hint
+	AdminTimeout time.Duration // admin.timeout.ms
+	// FlushInterval is the worker's offset.flush.interval.ms, which MM2 reads
+	// only from the target's cluster scope (<target>.offset.flush.interval.ms;
+	// a top-level offset.flush.interval.ms is ignored, spec §1.2). When the
+	// file does not set it (FlushIntervalSet false) Strait commits progress
+	// every second instead of Connect's 60 s.
+	FlushInterval    time.Duration
+	FlushIntervalSet bool
+
+	// ExactlyOnce is true when <target>.exactly.once.source.support=enabled.
+	ExactlyOnce bool
+	// ExactlyOnceSupport is the flow's exactly.once.support: "requested"
+	// (default) or "required".
+	ExactlyOnceSupport string
+
+	// OffsetStorageTopic is the Connect offsets topic of MM2's herder for
+	// this flow, on the target (worker offset.storage.topic; a top-level
+	// offset.storage.topic overrides <target>.offset.storage.topic; default
+	// mm2-offsets.<source>.internal). Strait reads it to take over from a
+	// Java MM2 deployment without copying everything again (spec §2.6).
+	OffsetStorageTopic string
+
+	// Client settings per role, with MM2's precedence already applied.
+	SourceConsumer Client // data consumer: source conn keys < consumer.* < source.consumer.*
+	SourceAdmin    Client
+	SourceProducer Client // writes offset-syncs when they live on the source
+	TargetProducer Client // data producer: <target>.producer.* and <src>-><tgt>.producer.override.*
+	TargetAdmin    Client
+	TargetConsumer Client // reads internal topics on the target
+
+	// Strait's own keys (prefix "strait.").
+	ThrottleBytesPerSecond int64 // strait.throttle.bytes.per.second (top level, or per flow); 0 = unlimited
+
+	// Origins says where each setting above came from, by MM2 key name
+	// (e.g. "topics", "offset.flush.interval.ms"); a key that is absent has
+	// its default value.
+	Origins map[string]Origin
+}
+
+// Name returns "source->target".
+func (f *Flow) Name() string { return f.Source + "->" + f.Target }
+
+// Warning is a non-fatal finding: a deprecated or unknown key, a Java client
+// setting with no franz-go equivalent, a flow that is not enabled.
+type Warning struct {
+	Origin  Origin
+	Message string
+}
+
+// String implements fmt.Stringer.
+func (w Warning) String() string {
+	if w.Origin.Key == "" {
+		return w.Message
+	}
+	return w.Origin.String() + ": " + w.Message
+}
+
+// Config is a loaded MM2 configuration. Secrecy travels with client
+// properties (ClientProp.Secret); Describe also hides every other setting
+// whose value came through a config provider.
+type Config struct {
+	Path     string              // file it was loaded from ("" for strings)
+	Clusters []string            // aliases, in file order
+	Cluster  map[string]*Cluster // by alias
+	// Flows this node runs: every pair MM2's dedicated mode would create a
+	// herder for, restricted to targets in the --clusters selection.
+	Flows    []*Flow
+	Warnings []Warning
+
+	secrets map[string]bool // file keys whose values are secret, for Describe
+}
+
+// EnabledFlows returns the flows that replicate data.
+func (c *Config) EnabledFlows() []*Flow {
+	var out []*Flow
+	for _, f := range c.Flows {
+		if f.Enabled {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Describe prints the resolved configuration for humans (`strait check`):
+// the clusters, every flow this node runs with its effective settings and
+// where each came from, each client role's properties, and the warnings.
+// Secret values print as [redacted]. The output is deterministic.
+func (c *Config) Describe(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format+"\n", args...) }
+
+	p("Configuration %s", c.Path)
+	p("")
+	p("Clusters:")
+	for _, a := range c.Clusters {
+		cl := c.Cluster[a]
+		if cl == nil {
+			continue
+		}
+		bs := strings.Join(cl.BootstrapServers, ",")
+		if o, ok := cl.Consumer.Prop("bootstrap.servers"); ok && o.Secret {
+			bs = "[redacted]"
+		}
+		if bs == "" {
+			bs = "(none)"
+		}
+		p("  %s\tbootstrap.servers=%s\tsecurity.protocol=%s", a, bs, cl.SecurityProtocol)
+	}
+	if len(c.Flows) == 0 {
+		p("")
+		p("Flows: none")
+	}
+	for _, f := range c.Flows {
+		p("")
+		if f.Enabled {
+			p("Flow %s: enabled", f.Name())
+		} else {
+			p("Flow %s: heartbeats only (%s.enabled is not true)", f.Name(), f.Name())
+		}
+		for _, s := range c.settings(f) {
+			p("  %s\t%s  (%s)", s.key, s.value, s.from)
+		}
+		for _, r := range flowRoles(f) {
+			p("  %s (%s):", r.name, r.client.Cluster)
+			for _, cp := range r.client.Props {
+				p("    %s\t%s  (%s)", cp.Key, cp.Display(), originText(cp.Origin))
+			}
+		}
+	}
+	p("")
+	if len(c.Warnings) == 0 {
+		p("Warnings: none")
+		return
+	}
+	p("Warnings:")
+	for _, wn := range c.Warnings {
+		// Warnings are single lines; keep tabwriter out of them.
+		p("  %s", strings.ReplaceAll(wn.String(), "\t", " "))
+	}
+}
+
+type role struct {
+	name   string
+	client Client
+}
+
+// flowRoles lists the clients a flow uses: a heartbeat-only flow only
+// writes heartbeats to its target.
+func flowRoles(f *Flow) []role {
+	if !f.Enabled {
+		return []role{{"target producer", f.TargetProducer}, {"target admin", f.TargetAdmin}}
+	}
+	return []role{
+		{"source consumer", f.SourceConsumer}, {"source admin", f.SourceAdmin},
+		{"source producer", f.SourceProducer}, {"target producer", f.TargetProducer},
+		{"target admin", f.TargetAdmin}, {"target consumer", f.TargetConsumer},
+	}
+}
+
+type setting struct{ key, value, from string }
+
+// settings lists a flow's effective settings by MM2 key.
+func (c *Config) settings(f *Flow) []setting {
+	var out []setting
+	add := func(key, value string, def ...string) {
+		from := "default"
+		if len(def) > 0 {
+			from = def[0]
+		}
+		if o, ok := f.Origins[key]; ok {
+			from = originText(o)
+			if c.secrets[o.Key] {
+				value = "[redacted]"
+			}
+		}
+		out = append(out, setting{key, value, from})
+	}
+	b := strconv.FormatBool
+	i := func(v int) string { return strconv.Itoa(v) }
+	list := func(l []string) string {
+		if len(l) == 0 {
+			return "(empty: matches nothing)"
+		}
+		return strings.Join(l, ", ")
+	}
+	sched := func(feature string, on bool, every time.Duration, def ...string) {
+		add(feature+".enabled", b(on))
+		add(feature+".interval.seconds", seconds(every), def...)
+	}
+
+	if !f.Enabled {
+		sched("emit.heartbeats", f.EmitHeartbeatsEnabled, f.EmitHeartbeatsInterval)
+		add("heartbeats.topic.replication.factor", i(f.HeartbeatsTopicReplicationFactor))
+		return out
+	}
+	add("replication.policy.class", f.Policy.Class)
+	add("replication.policy.separator", strconv.Quote(f.Policy.Separator))
+	add("replication.policy.internal.topic.separator.enabled", b(f.Policy.InternalSeparatorEnabled))
+	add("topics", list(f.Topics))
+	add("topics.exclude", list(f.TopicsExclude))
+	add("replication.factor", i(f.ReplicationFactor))
+	sched("refresh.topics", f.RefreshTopicsEnabled, f.RefreshTopicsInterval, "Strait default; MM2: 600s")
+	sched("sync.topic.configs", f.SyncTopicConfigsEnabled, f.SyncTopicConfigsInterval)
+	add("config.properties.exclude", list(f.ConfigPropertiesExclude))
+	add("use.defaults.from", f.UseDefaultsFrom)
+	sched("sync.topic.acls", f.SyncTopicACLsEnabled, f.SyncTopicACLsInterval)
+	add("heartbeats.replication.enabled", b(f.HeartbeatsReplication))
+	add("emit.offset-syncs.enabled", b(f.EmitOffsetSyncsEnabled))
+	add("offset-syncs.topic.location", f.OffsetSyncsTopicLocation)
+	add("offset-syncs.topic.replication.factor", i(f.OffsetSyncsTopicReplicationFactor))
+	add("offset.lag.max", strconv.FormatInt(f.OffsetLagMax, 10))
+	add("groups", list(f.Groups))
+	add("groups.exclude", list(f.GroupsExclude))
+	sched("refresh.groups", f.RefreshGroupsEnabled, f.RefreshGroupsInterval)
+	sched("emit.checkpoints", f.EmitCheckpointsEnabled, f.EmitCheckpointsInterval)
+	sched("sync.group.offsets", f.SyncGroupOffsetsEnabled, f.SyncGroupOffsetsInterval)
+	add("checkpoints.topic.replication.factor", i(f.CheckpointsTopicReplicationFactor))
+	sched("emit.heartbeats", f.EmitHeartbeatsEnabled, f.EmitHeartbeatsInterval)
+	add("heartbeats.topic.replication.factor", i(f.HeartbeatsTopicReplicationFactor))
+	add("tasks.max", i(f.TasksMax))
+	add("admin.timeout.ms", strconv.FormatInt(f.AdminTimeout.Milliseconds(), 10))
+	add("offset.flush.interval.ms", strconv.FormatInt(f.FlushInterval.Milliseconds(), 10), "Strait default; Connect: 60000")
+	add("exactly.once.source.support", map[bool]string{true: "enabled", false: "disabled"}[f.ExactlyOnce])
+	add("exactly.once.support", f.ExactlyOnceSupport)
+	add("offset.storage.topic", f.OffsetStorageTopic)
+	throttle := "unlimited"
+	if f.ThrottleBytesPerSecond > 0 {
+		throttle = strconv.FormatInt(f.ThrottleBytesPerSecond, 10)
+	}
+	add(keyThrottle, throttle)
+	return out
+}
+
+func seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+// originText says where a value came from, for Describe.
+func originText(o Origin) string {
+	if o.Line == 0 {
+		return "default"
+	}
+	return fmt.Sprintf("line %d: %s", o.Line, o.Key)
+}

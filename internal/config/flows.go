@@ -1,0 +1,430 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MM2's defaults for the filter lists (spec §1.6).
+var (
+	defaultTopics                  = []string{".*"}
+	defaultTopicsExclude           = []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}
+	defaultGroups                  = []string{".*"}
+	defaultGroupsExclude           = []string{"console-consumer-.*", "connect-.*", "__.*"}
+	defaultConfigPropertiesExclude = []string{
+		`follower\.replication\.throttled\.replicas`, `leader\.replication\.throttled\.replicas`,
+		`message\.timestamp\.difference\.max\.ms`, `message\.timestamp\.type`,
+		`unclean\.leader\.election\.enable`, `min\.insync\.replicas`,
+	}
+)
+
+// Strait's defaults where they differ from MM2's.
+const (
+	// StraitRefreshTopicsInterval replaces MM2's 600 s topic refresh when
+	// the file does not set refresh.topics.interval.seconds.
+	StraitRefreshTopicsInterval = 5 * time.Second
+	// StraitFlushInterval replaces Connect's 60 s offset flush when the file
+	// does not set <target>.offset.flush.interval.ms.
+	StraitFlushInterval = time.Second
+)
+
+// flows resolves every pair MM2's driver would create a herder for.
+func (l *loader) flows() []*Flow {
+	var all []*Flow
+	for _, s := range l.aliases {
+		for _, t := range l.aliases {
+			if s != t && l.herder(s, t) {
+				all = append(all, l.flow(s, t))
+			}
+		}
+	}
+	return all
+}
+
+// connectorConfig is MirrorMakerConfig.connectorBaseConfig for s->t
+// (spec §1.5): top-level connector keys, config.providers* and
+// replication.policy*, the cluster props of s and t re-prefixed with
+// source./source.cluster. and target./target.cluster., then the flow's own
+// keys. Strait's keys and the whitelist look-alikes ride along with the
+// connector keys.
+func (l *loader) connectorConfig(s, t string) props {
+	cc := props{}
+	for k, e := range l.raw {
+		if connectorKeys[k] || straitKeys[k] || whitelistAliases[k] != "" ||
+			strings.HasPrefix(k, "config.providers") || strings.HasPrefix(k, "replication.policy") {
+			cc[k] = e
+		}
+	}
+	for _, side := range []struct{ alias, name string }{{s, "source."}, {t, "target."}} {
+		for k, e := range l.clusterProps(side.alias) {
+			if isClientPrefixed(k) {
+				cc[side.name+k] = e
+			} else {
+				cc[side.name+"cluster."+k] = e
+			}
+		}
+	}
+	maps.Copy(cc, l.raw.stripped(s+"->"+t+"."))
+	return cc
+}
+
+// flowReader reads the typed settings of one flow from its connector config
+// and records where each came from.
+type flowReader struct {
+	l  *loader
+	cc props
+	f  *Flow
+}
+
+// get returns the connector setting key and records its origin.
+func (r *flowReader) get(key string) *entry { return r.record(key, r.cc[key]) }
+
+func (r *flowReader) record(key string, e *entry) *entry {
+	if e != nil {
+		r.f.Origins[key] = e.origin()
+	}
+	return e
+}
+
+func (r *flowReader) errorf(e *entry, format string, args ...any) {
+	r.l.rep.errorf(e.origin(), format, args...)
+}
+
+func (r *flowReader) boolean(key string, def bool) bool { return r.boolOf(r.get(key), def) }
+
+func (r *flowReader) boolOf(e *entry, def bool) bool {
+	if e == nil {
+		return def
+	}
+	v, ok := parseBool(e.trimmed())
+	if !ok {
+		r.errorf(e, "value %s is not a boolean: use true or false", e.show())
+		return def
+	}
+	return v
+}
+
+// rawBool is for the keys a replication policy reads itself, untrimmed,
+// with Boolean.parseBoolean (spec §1.1); the connector still requires a
+// valid boolean.
+func (r *flowReader) rawBool(key string, def bool) bool {
+	e := r.get(key)
+	if e == nil {
+		return def
+	}
+	if _, ok := parseBool(e.trimmed()); !ok {
+		r.errorf(e, "value %s is not a boolean: use true or false", e.show())
+		return def
+	}
+	return parseBoolean(e.value)
+}
+
+func (r *flowReader) intOf(e *entry, bits int, def int64) int64 {
+	if e == nil {
+		return def
+	}
+	v, err := parseInt(e.trimmed(), bits)
+	if err != nil {
+		r.errorf(e, "value %s %v", e.show(), err)
+		return def
+	}
+	return v
+}
+
+func (r *flowReader) integer(key string, bits int, def int64) int64 {
+	return r.intOf(r.get(key), bits, def)
+}
+
+// atLeast reads an integer that must be >= lo.
+func (r *flowReader) atLeast(key string, bits int, def, lo int64, why string) int64 {
+	e := r.get(key)
+	v := r.intOf(e, bits, def)
+	if e != nil && v < lo {
+		r.errorf(e, "value %s is too small: %s", e.show(), why)
+		return def
+	}
+	return v
+}
+
+// replicationFactor reads a replication factor: positive, or -1 for the
+// broker default (KIP-464).
+func (r *flowReader) replicationFactor(key string, bits int, def int64) int {
+	e := r.get(key)
+	v := r.intOf(e, bits, def)
+	if e != nil && (v == 0 || v < -1) {
+		r.errorf(e, "replication factor %s is not valid: use a positive number, or -1 for the broker's default.replication.factor", e.show())
+		return int(def)
+	}
+	return int(v)
+}
+
+// enum reads a string that must be one of allowed (case-insensitively when
+// fold). It returns the allowed spelling.
+func (r *flowReader) enum(key string, e *entry, def string, fold bool, allowed ...string) string {
+	r.record(key, e)
+	if e == nil {
+		return def
+	}
+	v := e.trimmed()
+	for _, a := range allowed {
+		if v == a || (fold && strings.EqualFold(v, a)) {
+			return a
+		}
+	}
+	r.errorf(e, "value %s is not valid: use %s", e.show(), orList(allowed))
+	return def
+}
+
+func orList(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// schedule reads <feature>.enabled and <feature>.interval.seconds. MM2
+// implements a disabled feature as a negative interval and never runs a
+// task whose interval is negative, so a non-positive interval on a feature
+// that runs is an error in Strait. The returned interval is always positive.
+func (r *flowReader) schedule(feature string, defOn bool, defSecs int64, runs bool) (on bool, every time.Duration, set bool) {
+	on = r.boolean(feature+".enabled", defOn)
+	e := r.get(feature + ".interval.seconds")
+	secs := r.intOf(e, 64, defSecs)
+	switch {
+	case e == nil:
+	case secs <= 0:
+		if on && runs {
+			r.errorf(e, "interval %s must be at least 1 second while %s.enabled is true (MM2 never runs a task with a negative interval, and fails on 0); to turn the feature off, set %s.enabled = false",
+				e.show(), feature, feature)
+		}
+		secs = defSecs
+	case secs > math.MaxInt64/int64(time.Second):
+		r.errorf(e, "interval %s is too large", e.show())
+		secs = defSecs
+	}
+	return on, time.Duration(secs) * time.Second, e != nil
+}
+
+// regexList reads an MM2 filter list and checks each regex.
+func (r *flowReader) regexList(key string, def []string) []string {
+	e := r.get(key)
+	if e == nil {
+		return slices.Clone(def)
+	}
+	list := parseList(e.trimmed())
+	if esc := e.lostRegexEscape(); esc != "" && !e.secret {
+		r.l.rep.warnf(e.origin(), "%s in a properties file is an escape that reads as plain %q, not a regex class: write %s", esc, esc[1:], `\`+esc)
+	}
+	show := func(s string) string {
+		if e.secret {
+			return "[redacted]"
+		}
+		return fmt.Sprintf("%q", s)
+	}
+	for _, msg := range checkRegexList(list, show) {
+		r.errorf(e, "%s", msg)
+	}
+	return list
+}
+
+// translate applies an alias key (a deprecated or never-existing name) as
+// newKey when newKey is not set (ConfigUtils.translateDeprecatedConfigs).
+func (r *flowReader) translate(newKey, alias string) {
+	a := r.cc[alias]
+	if a == nil {
+		return
+	}
+	if n := r.cc[newKey]; n != nil {
+		r.l.rep.warnf(a.origin(), "ignored: %q (line %d) is set too and wins, as in MM2", n.key, n.line)
+		return
+	}
+	r.cc[newKey] = a
+}
+
+func (r *flowReader) policyClass() string {
+	e := r.get("replication.policy.class")
+	if e == nil {
+		return DefaultPolicyClass
+	}
+	v := e.trimmed()
+	switch v {
+	case DefaultPolicyClass, IdentityPolicyClass:
+		return v
+	case "DefaultReplicationPolicy", "IdentityReplicationPolicy":
+		full := "org.apache.kafka.connect.mirror." + v
+		r.l.rep.warnf(e.origin(), "MM2 loads the policy by its full class name: write %s so the file also works with MM2", full)
+		return full
+	}
+	r.errorf(e, "unknown replication policy class %s: Strait supports only %s and %s", e.show(), DefaultPolicyClass, IdentityPolicyClass)
+	return DefaultPolicyClass
+}
+
+// separator reads replication.policy.separator raw, as the policies do.
+func (r *flowReader) separator() string {
+	e := r.get("replication.policy.separator")
+	if e == nil {
+		return "."
+	}
+	if e.value == "" {
+		r.errorf(e, `empty separator: remote topics would be named "<alias><topic>" and could not be traced back to their source; remove the key to use "." or set a separator`)
+		return "."
+	}
+	if e.value != javaTrim(e.value) {
+		r.l.rep.warnf(e.origin(), "the separator %s has whitespace around it, and MM2's replication policy uses it verbatim, whitespace included; remove the whitespace", quoteRaw(e))
+	}
+	return e.value
+}
+
+func quoteRaw(e *entry) string {
+	if e.secret {
+		return "[redacted]"
+	}
+	return fmt.Sprintf("%q", e.value)
+}
+
+// flow resolves the pair s->t.
+func (l *loader) flow(s, t string) *Flow {
+	cc := l.connectorConfig(s, t)
+	f := &Flow{Source: s, Target: t, Origins: map[string]Origin{}}
+	r := &flowReader{l: l, cc: cc, f: f}
+	for _, alias := range slices.Sorted(maps.Keys(deprecatedAliases)) {
+		r.translate(deprecatedAliases[alias], alias)
+	}
+	for _, alias := range slices.Sorted(maps.Keys(whitelistAliases)) {
+		r.translate(whitelistAliases[alias], alias)
+	}
+
+	f.Enabled = r.boolean("enabled", false)
+	runs := f.Enabled // source and checkpoint features run only on enabled flows
+
+	f.Policy = Policy{
+		Class:                    r.policyClass(),
+		Separator:                r.separator(),
+		InternalSeparatorEnabled: r.rawBool("replication.policy.internal.topic.separator.enabled", true),
+	}
+
+	f.Topics = r.regexList("topics", defaultTopics)
+	f.TopicsExclude = r.regexList("topics.exclude", defaultTopicsExclude)
+	f.ReplicationFactor = r.replicationFactor("replication.factor", 32, 2)
+	f.RefreshTopicsEnabled, f.RefreshTopicsInterval, f.RefreshTopicsIntervalSet = r.schedule("refresh.topics", true, 600, runs)
+	if !f.RefreshTopicsIntervalSet {
+		f.RefreshTopicsInterval = StraitRefreshTopicsInterval
+	}
+	f.SyncTopicConfigsEnabled, f.SyncTopicConfigsInterval, _ = r.schedule("sync.topic.configs", true, 600, runs)
+	f.ConfigPropertiesExclude = r.regexList("config.properties.exclude", defaultConfigPropertiesExclude)
+	f.UseDefaultsFrom = r.enum("use.defaults.from", cc["use.defaults.from"], "target", false, "source", "target")
+	f.SyncTopicACLsEnabled, f.SyncTopicACLsInterval, _ = r.schedule("sync.topic.acls", true, 600, runs)
+	f.HeartbeatsReplication = r.boolean("heartbeats.replication.enabled", true)
+
+	f.EmitOffsetSyncsEnabled = r.boolean("emit.offset-syncs.enabled", true)
+	f.OffsetSyncsTopicLocation = r.enum("offset-syncs.topic.location", cc["offset-syncs.topic.location"], "source", false, "source", "target")
+	f.OffsetSyncsTopicReplicationFactor = r.replicationFactor("offset-syncs.topic.replication.factor", 16, 3)
+	f.OffsetLagMax = r.integer("offset.lag.max", 64, 100)
+
+	f.Groups = r.regexList("groups", defaultGroups)
+	f.GroupsExclude = r.regexList("groups.exclude", defaultGroupsExclude)
+	f.RefreshGroupsEnabled, f.RefreshGroupsInterval, _ = r.schedule("refresh.groups", true, 600, runs)
+	f.EmitCheckpointsEnabled, f.EmitCheckpointsInterval, _ = r.schedule("emit.checkpoints", true, 60, runs)
+	f.SyncGroupOffsetsEnabled, f.SyncGroupOffsetsInterval, _ = r.schedule("sync.group.offsets", false, 60, runs)
+	f.CheckpointsTopicReplicationFactor = r.replicationFactor("checkpoints.topic.replication.factor", 16, 3)
+
+	f.EmitHeartbeatsEnabled, f.EmitHeartbeatsInterval, _ = r.schedule("emit.heartbeats", true, 1, true)
+	f.HeartbeatsTopicReplicationFactor = r.replicationFactor("heartbeats.topic.replication.factor", 16, 3)
+
+	f.TasksMax = int(r.atLeast("tasks.max", 32, 1, 1, "tasks.max must be at least 1"))
+	f.AdminTimeout = time.Duration(r.atLeast("admin.timeout.ms", 64, 60000, 1, "the timeout must be at least 1 ms")) * time.Millisecond
+	r.integer("consumer.poll.timeout.ms", 64, 1000)
+
+	f.ExactlyOnceSupport = r.enum("exactly.once.support", cc["exactly.once.support"], "requested", true, "requested", "required")
+	if e := cc["transaction.boundary"]; r.enum("transaction.boundary", e, "poll", true, "poll", "interval", "connector") == "connector" {
+		r.errorf(e, "transaction.boundary = connector is not supported by MM2's source connector: use poll or interval")
+	}
+	r.integer("transaction.boundary.interval.ms", 64, 0)
+
+	if e := r.get(keyThrottle); e != nil {
+		v, err := parseInt(e.trimmed(), 64)
+		switch {
+		case err != nil:
+			r.errorf(e, "value %s %v: give a number of bytes per second (0 = unlimited)", e.show(), err)
+		case v < 0:
+			r.errorf(e, "value %s is negative: give a number of bytes per second (0 = unlimited)", e.show())
+		default:
+			f.ThrottleBytesPerSecond = v
+		}
+	}
+
+	// Worker settings of the herder come from the target's cluster scope.
+	worker := l.clusterProps(t)
+	f.FlushInterval = StraitFlushInterval
+	if e := r.record("offset.flush.interval.ms", l.workerKey(t, "offset.flush.interval.ms")); e != nil {
+		v := r.intOf(e, 64, 0)
+		switch {
+		case v <= 0:
+			r.errorf(e, "value %s must be at least 1 ms", e.show())
+		case v > math.MaxInt64/int64(time.Millisecond):
+			r.errorf(e, "value %s is too large", e.show())
+		default:
+			f.FlushInterval, f.FlushIntervalSet = time.Duration(v)*time.Millisecond, true
+		}
+	}
+	f.ExactlyOnce = r.enum("exactly.once.source.support", l.workerKey(t, "exactly.once.source.support"), "disabled", true, "disabled", "preparing", "enabled") == "enabled"
+	f.OffsetStorageTopic = "mm2-offsets." + s + ".internal"
+	if e := r.record("offset.storage.topic", l.workerKey(t, "offset.storage.topic")); e != nil {
+		if v := e.trimmed(); v != "" {
+			f.OffsetStorageTopic = v
+		} else {
+			r.errorf(e, "empty topic name: remove the key to use %s", f.OffsetStorageTopic)
+		}
+	}
+
+	l.clients(f, cc, worker)
+
+	if runs {
+		l.crossChecks(f, cc)
+	}
+	return f
+}
+
+// workerKey returns worker setting k of the herders whose target is t
+// (MirrorMakerConfig.workerConfig): the target's cluster scope, overridden
+// by a top-level key when k has one of the prefixes MM2 copies from the top
+// level (offset.storage, config.storage, ...).
+func (l *loader) workerKey(t, k string) *entry {
+	if hasAnyPrefix(k, workerPrefixes) {
+		if e := l.raw[k]; e != nil {
+			return e
+		}
+	}
+	return l.clusterProps(t)[k]
+}
+
+// crossChecks applies MM2's connector validation (spec §1.8) to an enabled
+// flow.
+func (l *loader) crossChecks(f *Flow, cc props) {
+	if !f.EmitCheckpointsEnabled && !f.SyncGroupOffsetsEnabled {
+		if e := cc["emit.checkpoints.enabled"]; e != nil {
+			l.rep.errorf(e.origin(), "MM2 (3.9+) rejects flow %s when it neither emits checkpoints nor syncs group offsets: remove the key; to checkpoint no group, give the flow an empty group list instead (%s.groups =)",
+				f.Name(), f.Name())
+		}
+	}
+	if !f.EmitOffsetSyncsEnabled {
+		e := cc["emit.offset-syncs.enabled"]
+		l.rep.errorf(e.origin(), "MM2 (3.9+) rejects emit.offset-syncs.enabled = false on enabled flow %s: its checkpoints need offset syncs; remove the key", f.Name())
+	}
+	if f.ExactlyOnceSupport == "required" {
+		o := f.Origins["exactly.once.support"]
+		p, ok := f.SourceConsumer.Prop("isolation.level")
+		switch {
+		case !ok:
+			l.rep.warnf(o, "MM2 rejects exactly.once.support = required unless the source consumer reads committed data, and its default isolation.level is read_uncommitted; Strait reads committed data by default, but set %s.consumer.isolation.level = read_committed so the file also works with MM2",
+				f.Source)
+		case p.Value.Reveal() != "read_committed":
+			l.rep.errorf(o, "exactly.once.support = required needs the source consumer to read committed data, but isolation.level is %q (set by %q on line %d): set %s.consumer.isolation.level = read_committed",
+				p.Display(), p.Origin.Key, p.Origin.Line, f.Source)
+		}
+	}
+}

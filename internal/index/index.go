@@ -1,0 +1,293 @@
+// Package index persists a flow's exact offset map (package offsets) in a
+// compacted topic on the target, "strait-index.<source>.internal", and reads
+// it back: once to the end when a node starts, or continuously for the
+// checkpointer. Records are wire.IndexSegment.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/offsets"
+	"strait/internal/wire"
+)
+
+// TopicName is the index topic of the flow from source, on the target.
+// The ".internal" suffix keeps every MM2-style replicator from copying it.
+func TopicName(source string) string { return "strait-index." + source + ".internal" }
+
+// TP names a source partition.
+type TP struct {
+	Topic     string
+	Partition int32
+}
+
+// Update is one change of one partition's map, ready to be written.
+type Update struct {
+	TP      TP
+	TopicID [16]byte
+	Change  offsets.Change
+}
+
+// Write appends updates to the index topic and waits until the target
+// acknowledged all of them. Progress that relies on these segments must be
+// committed only after Write returns nil.
+func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	recs := make([]*kgo.Record, 0, len(updates))
+	for _, u := range updates {
+		seg := wire.IndexSegment{
+			Topic: u.TP.Topic, Partition: u.TP.Partition,
+			Src: u.Change.Segment.Src, Tgt: u.Change.Segment.Tgt, Len: u.Change.Segment.Len,
+			Covered: u.Change.Covered, TopicID: u.TopicID,
+		}
+		key, err := seg.Key().AppendKey(nil)
+		if err != nil {
+			return err
+		}
+		r := &kgo.Record{Topic: topic, Partition: 0, Key: key}
+		if !u.Change.Deleted {
+			r.Value = seg.AppendValue(nil)
+		}
+		recs = append(recs, r)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("writing %d offset index records to %s: %w", len(recs), topic, err)
+	}
+	return nil
+}
+
+// Map is a loaded index: one offset map per source partition, with the
+// source topic ID each was built for.
+type Map struct {
+	Parts map[TP]*offsets.Partition
+	IDs   map[TP][16]byte
+	// Skipped counts records that could not be decoded.
+	Skipped int
+}
+
+// state accumulates index records (latest per key wins, as compaction
+// would) and rebuilds the maps from them.
+type state struct {
+	segs    map[TP]map[int64]wire.IndexSegment
+	skipped int
+}
+
+func newState() *state { return &state{segs: map[TP]map[int64]wire.IndexSegment{}} }
+
+// add applies one record; it reports false for an undecodable one.
+func (s *state) add(key, value []byte) bool {
+	seg, err := wire.DecodeIndexSegment(key, value)
+	tp := TP{seg.Topic, seg.Partition}
+	switch {
+	case errors.Is(err, wire.ErrTombstone) && key != nil:
+		delete(s.segs[tp], seg.Tgt)
+		return true
+	case err != nil:
+		s.skipped++
+		return false
+	}
+	if s.segs[tp] == nil {
+		s.segs[tp] = map[int64]wire.IndexSegment{}
+	}
+	s.segs[tp][seg.Tgt] = seg
+	return true
+}
+
+func (s *state) build(only map[TP]bool) Map {
+	m := Map{Parts: map[TP]*offsets.Partition{}, IDs: map[TP][16]byte{}, Skipped: s.skipped}
+	for tp, byTgt := range s.segs {
+		if only != nil && !only[tp] {
+			continue
+		}
+		var (
+			segs    []offsets.Segment
+			covered int64 = -1
+			newest  wire.IndexSegment
+		)
+		for _, seg := range byTgt {
+			segs = append(segs, offsets.Segment{Src: seg.Src, Tgt: seg.Tgt, Len: seg.Len})
+			if len(segs) == 1 || seg.Tgt > newest.Tgt {
+				newest = seg
+			}
+			covered = max(covered, seg.Covered)
+		}
+		if len(segs) == 0 {
+			continue
+		}
+		m.Parts[tp] = offsets.Restore(segs, covered)
+		m.IDs[tp] = newest.TopicID
+	}
+	return m
+}
+
+// Load reads the index topic from its start to its current end. cl must be
+// a client without consume options that Load may use exclusively; a missing
+// topic is an empty index.
+func Load(ctx context.Context, cl *kgo.Client, topic string) (Map, error) {
+	st := newState()
+	if err := readToEnd(ctx, cl, topic, st.add); err != nil {
+		return Map{}, err
+	}
+	return st.build(nil), nil
+}
+
+// readToEnd consumes partition 0 of topic up to the end offset it had when
+// the call started, calling fn for every record.
+func readToEnd(ctx context.Context, cl *kgo.Client, topic string, fn func(key, value []byte) bool) error {
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("listing the end of %s: %w", topic, err)
+	}
+	end, ok := ends.Lookup(topic, 0)
+	if !ok || end.Err != nil {
+		if ok && end.Err != nil && !isUnknownTopic(end.Err) {
+			return fmt.Errorf("listing the end of %s: %w", topic, end.Err)
+		}
+		return nil // no topic yet: nothing stored
+	}
+	if end.Offset == 0 {
+		return nil
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}})
+	defer cl.RemoveConsumePartitions(map[string][]int32{topic: {0}})
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading %s: %w", topic, err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return fmt.Errorf("reading %s: %w", topic, ferr)
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			fn(r.Key, r.Value)
+			if r.Offset >= end.Offset-1 {
+				done = true
+			}
+		})
+		if done {
+			return nil
+		}
+	}
+}
+
+// Reader follows the index topic and answers translations from it. It is
+// how the checkpointer and the API see the offsets the data plane wrote,
+// whichever node wrote them.
+type Reader struct {
+	cl    *kgo.Client
+	topic string
+	log   *slog.Logger
+
+	mu    sync.RWMutex
+	st    *state
+	cache map[TP]*offsets.Partition
+	ready bool
+}
+
+// NewReader returns a Reader that consumes topic with cl (a client without
+// consume options, used only by this Reader).
+func NewReader(cl *kgo.Client, topic string, log *slog.Logger) *Reader {
+	return &Reader{cl: cl, topic: topic, log: log.With("component", "index-reader", "topic", topic), st: newState(), cache: map[TP]*offsets.Partition{}}
+}
+
+// Run reads the topic until ctx is done. Ready turns true once it has read
+// everything that existed when it started.
+func (r *Reader) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		lctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := readToEnd(lctx, r.cl, r.topic, r.add)
+		cancel()
+		if err == nil {
+			break
+		}
+		r.log.Warn("loading the offset index failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+	r.mu.Lock()
+	r.ready = true
+	r.mu.Unlock()
+	// Follow from where the initial read stopped: the client keeps its
+	// position only while the partition stays assigned, so re-add it.
+	ends, err := kadm.NewClient(r.cl).ListEndOffsets(ctx, r.topic)
+	start := kgo.NewOffset().AtEnd()
+	if err == nil {
+		if o, ok := ends.Lookup(r.topic, 0); ok && o.Err == nil {
+			start = kgo.NewOffset().At(o.Offset)
+		}
+	}
+	r.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{r.topic: {0: start}})
+	for {
+		fs := r.cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		fs.EachError(func(_ string, _ int32, err error) {
+			r.log.Warn("reading the offset index", "err", err)
+		})
+		fs.EachRecord(func(rec *kgo.Record) { r.add(rec.Key, rec.Value) })
+	}
+}
+
+func (r *Reader) add(key, value []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ok := r.st.add(key, value)
+	if k, err := wire.DecodeIndexKey(key); err == nil {
+		delete(r.cache, TP{k.Topic, k.Partition})
+	}
+	if !ok {
+		r.log.Warn("skipped an undecodable offset index record", "skipped_total", r.st.skipped)
+	}
+	return ok
+}
+
+// Ready reports whether the initial read finished.
+func (r *Reader) Ready() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.ready
+}
+
+// Skipped returns how many undecodable records were skipped.
+func (r *Reader) Skipped() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.st.skipped
+}
+
+// Translate translates source offset u of a partition.
+func (r *Reader) Translate(topic string, partition int32, u int64) (int64, offsets.Result) {
+	tp := TP{topic, partition}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.cache[tp]
+	if !ok {
+		p = r.st.build(map[TP]bool{tp: true}).Parts[tp]
+		r.cache[tp] = p
+	}
+	if p == nil {
+		return -1, offsets.Empty
+	}
+	return p.Translate(u)
+}
+
+func isUnknownTopic(err error) bool { return errors.Is(err, kerr.UnknownTopicOrPartition) }

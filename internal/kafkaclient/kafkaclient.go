@@ -1,0 +1,398 @@
+// Package kafkaclient builds franz-go clients from the Java client settings
+// of an MM2 configuration (`<alias>.producer.*`, `<alias>.consumer.*`,
+// `<alias>.admin.*` and the cluster's connection keys). Every Java key either
+// maps to a franz-go option, is consumed by Strait itself (returned in
+// Settings), or produces a warning that names it.
+package kafkaclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/config"
+)
+
+// Role is what a client is used for; it decides which Java keys apply.
+type Role string
+
+// Client roles.
+const (
+	Consumer Role = "consumer"
+	Producer Role = "producer"
+	Admin    Role = "admin"
+)
+
+// Settings are Java client settings that Strait applies itself rather than
+// through a franz-go option.
+type Settings struct {
+	// AutoOffsetReset is where a partition without stored progress starts:
+	// "earliest" (MM2's default), "latest" or "none".
+	AutoOffsetReset string
+	// ReadCommitted is true unless the file sets isolation.level=read_uncommitted.
+	// Strait's default is read_committed so aborted data is never copied.
+	ReadCommitted bool
+	// MaxPollRecords bounds records handled per poll (max.poll.records, default 500... used as a hint).
+	MaxPollRecords int
+	// Acks as written ("all", "-1", "1", "0"); "all" by default.
+	Acks string
+	// Idempotent is false only when enable.idempotence=false or acks != all.
+	Idempotent bool
+	// Compression is compression.type ("" when unset: Strait then uses none
+	// on the record path, as the Java producer does).
+	Compression string
+	// MaxRequestBytes is max.request.size (producer), 0 when unset.
+	MaxRequestBytes int32
+	// BufferBytes is buffer.memory (producer), 0 when unset.
+	BufferBytes int64
+}
+
+// Mapped is the outcome of mapping one role's Java settings.
+type Mapped struct {
+	Opts     []kgo.Opt
+	Settings Settings
+	Warnings []config.Warning
+}
+
+// Map translates the Java client settings of c for role. It fails on values
+// that cannot be honoured safely (a bad number, an unsupported security
+// protocol); keys without an equivalent only produce warnings.
+func Map(role Role, c config.Client) (Mapped, error) {
+	x := &mapper{m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true, MaxPollRecords: 500}}}
+	for _, p := range c.Props {
+		v := strings.TrimSpace(p.Value.Reveal())
+		if x.common(p, v) {
+			continue
+		}
+		switch role {
+		case Producer:
+			x.producer(p, v)
+		case Consumer:
+			x.consumer(p, v)
+		default:
+			x.admin(p)
+		}
+	}
+	s := &x.m.Settings
+	if role == Producer && s.Acks != "all" {
+		if s.Idempotent {
+			x.m.Warnings = append(x.m.Warnings, config.Warning{Message: fmt.Sprintf("acks=%s disables the idempotent producer: retries may duplicate records", s.Acks)})
+		}
+		s.Idempotent = false
+	}
+	if role == Producer && !s.Idempotent {
+		// Without idempotence, one request in flight keeps order on retries.
+		x.add(kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))
+	}
+	return x.m, errors.Join(x.errs...)
+}
+
+// mapper accumulates options, warnings and errors while mapping keys.
+type mapper struct {
+	m    Mapped
+	errs []error
+}
+
+func (x *mapper) add(o ...kgo.Opt) { x.m.Opts = append(x.m.Opts, o...) }
+
+func (x *mapper) bad(p config.ClientProp, format string, args ...any) {
+	x.errs = append(x.errs, fmt.Errorf("%s: %s", p.Origin, fmt.Sprintf(format, args...)))
+}
+
+func (x *mapper) warn(p config.ClientProp, format string, args ...any) {
+	x.m.Warnings = append(x.m.Warnings, config.Warning{Origin: p.Origin, Message: fmt.Sprintf(format, args...)})
+}
+
+func (x *mapper) int(p config.ClientProp) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(p.Value.Reveal()), 10, 64)
+	if err != nil || n < 0 {
+		x.bad(p, "%s must be a non-negative integer, got %q", p.Key, p.Display())
+		return 0, false
+	}
+	return n, true
+}
+
+func (x *mapper) int32(p config.ClientProp) (int32, bool) {
+	n, ok := x.int(p)
+	return int32(min(n, 1<<30)), ok
+}
+
+func (x *mapper) ms(p config.ClientProp) (time.Duration, bool) {
+	n, ok := x.int(p)
+	return time.Duration(n) * time.Millisecond, ok
+}
+
+// common handles keys shared by every Java client and reports whether it
+// consumed the key.
+func (x *mapper) common(p config.ClientProp, v string) bool {
+	switch p.Key {
+	case "bootstrap.servers", "client.id":
+		// Applied by New (seed brokers, client id prefix).
+	case "security.protocol":
+		if !strings.EqualFold(v, "PLAINTEXT") {
+			x.bad(p, "security.protocol=%s is not supported by this version of Strait yet (only PLAINTEXT); use a PLAINTEXT listener", v)
+		}
+	case "request.timeout.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.RequestTimeoutOverhead(d))
+		}
+	case "metadata.max.age.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.MetadataMaxAge(d))
+		}
+	case "connections.max.idle.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.ConnIdleTimeout(d))
+		}
+	case "socket.connection.setup.timeout.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.DialTimeout(d))
+		}
+	case "retry.backoff.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.RetryBackoffFn(func(int) time.Duration { return d }))
+		}
+	case "client.rack":
+		x.add(kgo.Rack(v))
+	case "key.serializer", "value.serializer", "key.deserializer", "value.deserializer":
+		// Strait copies bytes; Java serializers do not apply.
+	case "metric.reporters", "auto.include.jmx.reporter", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level",
+		"interceptor.classes", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.max.ms", "socket.connection.setup.timeout.max.ms",
+		"send.buffer.bytes", "receive.buffer.bytes", "client.dns.lookup", "enable.metrics.push":
+		x.warn(p, "%s has no franz-go equivalent and is ignored", p.Key)
+	default:
+		if strings.HasPrefix(p.Key, "ssl.") || strings.HasPrefix(p.Key, "sasl.") {
+			x.bad(p, "%s: TLS and SASL are not supported by this version of Strait yet (only PLAINTEXT)", p.Key)
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func (x *mapper) producer(p config.ClientProp, v string) {
+	s := &x.m.Settings
+	switch p.Key {
+	case "compression.type":
+		codec, ok := Codec(v)
+		if !ok {
+			x.bad(p, "compression.type must be one of none, gzip, snappy, lz4, zstd; got %q", v)
+			return
+		}
+		s.Compression = strings.ToLower(v)
+		x.add(kgo.ProducerBatchCompression(codec))
+	case "linger.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.ProducerLinger(d))
+		}
+	case "acks":
+		switch strings.ToLower(v) {
+		case "all", "-1":
+			s.Acks = "all"
+			x.add(kgo.RequiredAcks(kgo.AllISRAcks()))
+		case "1":
+			s.Acks = "1"
+			x.add(kgo.RequiredAcks(kgo.LeaderAck()))
+		case "0":
+			s.Acks = "0"
+			x.add(kgo.RequiredAcks(kgo.NoAck()))
+		default:
+			x.bad(p, "acks must be all, -1, 1 or 0; got %q", v)
+		}
+	case "enable.idempotence":
+		switch strings.ToLower(v) {
+		case "true":
+		case "false":
+			s.Idempotent = false
+			x.warn(p, "enable.idempotence=false: retries may duplicate records; Strait then keeps one request in flight")
+		default:
+			x.bad(p, "enable.idempotence must be true or false; got %q", v)
+		}
+	case "max.request.size":
+		if n, ok := x.int(p); ok {
+			if n < 1024 || n > 1<<30 {
+				x.bad(p, "max.request.size must be between 1024 and 1073741824; got %d", n)
+				return
+			}
+			s.MaxRequestBytes = int32(n)
+			x.add(kgo.ProducerBatchMaxBytes(int32(n)))
+		}
+	case "batch.size":
+		x.warn(p, "batch.size has no franz-go equivalent: franz-go fills each partition batch up to max.request.size while a request is in flight; tune linger.ms instead")
+	case "buffer.memory":
+		if n, ok := x.int(p); ok {
+			s.BufferBytes = n
+			x.add(kgo.MaxBufferedBytes(int(n)))
+		}
+	case "max.in.flight.requests.per.connection":
+		if n, ok := x.int(p); ok {
+			if n < 1 || n > 5 {
+				x.bad(p, "max.in.flight.requests.per.connection must be between 1 and 5 with the idempotent producer; got %d", n)
+				return
+			}
+			x.add(kgo.MaxProduceRequestsInflightPerBroker(int(n)))
+		}
+	case "delivery.timeout.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.RecordDeliveryTimeout(d))
+		}
+	case "retries":
+		if n, ok := x.int32(p); ok {
+			x.add(kgo.RecordRetries(int(n)))
+		}
+	case "max.block.ms", "partitioner.class", "partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms":
+		x.warn(p, "%s does not apply: Strait writes each record to the same partition number as its source", p.Key)
+	case "transactional.id", "transaction.timeout.ms":
+		x.warn(p, "%s is managed by Strait's exactly-once mode and is ignored here", p.Key)
+	default:
+		x.warn(p, "%s is not a Java producer setting Strait knows; it is ignored", p.Key)
+	}
+}
+
+func (x *mapper) consumer(p config.ClientProp, v string) {
+	s := &x.m.Settings
+	switch p.Key {
+	case "auto.offset.reset":
+		switch strings.ToLower(v) {
+		case "earliest", "latest", "none":
+			s.AutoOffsetReset = strings.ToLower(v)
+		default:
+			x.bad(p, "auto.offset.reset must be earliest, latest or none; got %q", v)
+		}
+	case "isolation.level":
+		switch strings.ToLower(v) {
+		case "read_committed":
+			s.ReadCommitted = true
+		case "read_uncommitted":
+			s.ReadCommitted = false
+			x.warn(p, "isolation.level=read_uncommitted copies records of aborted transactions")
+		default:
+			x.bad(p, "isolation.level must be read_committed or read_uncommitted; got %q", v)
+		}
+	case "fetch.max.bytes":
+		if n, ok := x.int32(p); ok {
+			x.add(kgo.FetchMaxBytes(n))
+		}
+	case "max.partition.fetch.bytes":
+		if n, ok := x.int32(p); ok {
+			x.add(kgo.FetchMaxPartitionBytes(n))
+		}
+	case "fetch.min.bytes":
+		if n, ok := x.int32(p); ok {
+			x.add(kgo.FetchMinBytes(n))
+		}
+	case "fetch.max.wait.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.FetchMaxWait(d))
+		}
+	case "max.poll.records":
+		if n, ok := x.int(p); ok && n > 0 {
+			s.MaxPollRecords = int(min(n, 1<<20))
+		}
+	case "check.crcs":
+		if strings.EqualFold(v, "false") {
+			x.add(kgo.DisableFetchCRCValidation())
+		}
+	case "enable.auto.commit", "auto.commit.interval.ms":
+		x.warn(p, "%s is ignored: Strait commits progress itself, only after the target acknowledged the data", p.Key)
+	case "group.id", "group.instance.id", "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "partition.assignment.strategy", "group.protocol", "group.remote.assignor":
+		x.warn(p, "%s does not apply: Strait reads source partitions directly, without a consumer group", p.Key)
+	case "exclude.internal.topics", "allow.auto.create.topics":
+		x.warn(p, "%s does not apply to Strait's replication consumer", p.Key)
+	default:
+		x.warn(p, "%s is not a Java consumer setting Strait knows; it is ignored", p.Key)
+	}
+}
+
+func (x *mapper) admin(p config.ClientProp) {
+	switch p.Key {
+	case "default.api.timeout.ms":
+		if d, ok := x.ms(p); ok {
+			x.add(kgo.RetryTimeout(d))
+		}
+	case "retries":
+		// franz-go retries admin requests until RetryTimeout.
+	default:
+		x.warn(p, "%s is not a Java admin setting Strait knows; it is ignored", p.Key)
+	}
+}
+
+// Codec returns the franz-go codec for a Java compression.type name.
+func Codec(name string) (kgo.CompressionCodec, bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "none", "":
+		return kgo.NoCompression(), true
+	case "gzip":
+		return kgo.GzipCompression(), true
+	case "snappy":
+		return kgo.SnappyCompression(), true
+	case "lz4":
+		return kgo.Lz4Compression(), true
+	case "zstd":
+		return kgo.ZstdCompression(), true
+	}
+	return kgo.CompressionCodec{}, false
+}
+
+// Identity names a client for logs and broker-side quotas.
+type Identity struct {
+	Flow string // "A->B"
+	Role string // e.g. "replication-consumer"
+}
+
+// New builds a client for one role of a flow. The client id follows MM2's
+// form `[<user client.id>|]<flow>|strait|<role>` so broker-side tooling can
+// tell the clients apart. extra options are applied last.
+func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...kgo.Opt) (*kgo.Client, Mapped, error) {
+	m, err := Map(role, c)
+	if err != nil {
+		return nil, m, err
+	}
+	seeds, _ := c.Get("bootstrap.servers")
+	var brokers []string
+	for _, s := range strings.Split(seeds, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			brokers = append(brokers, s)
+		}
+	}
+	if len(brokers) == 0 {
+		return nil, m, fmt.Errorf("cluster %q has no bootstrap.servers: set %s.bootstrap.servers", c.Cluster, c.Cluster)
+	}
+	clientID := id.Flow + "|strait|" + id.Role
+	if user, ok := c.Get("client.id"); ok && strings.TrimSpace(user) != "" {
+		clientID = strings.TrimSpace(user) + "|" + clientID
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(brokers...),
+		kgo.ClientID(clientID),
+		kgo.WithLogger(NewLogger(logger.With("cluster", c.Cluster, "client", id.Role))),
+		kgo.MetadataMinAge(time.Second),
+	}
+	opts = append(opts, m.Opts...)
+	opts = append(opts, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, m, fmt.Errorf("creating %s client for cluster %q: %w", id.Role, c.Cluster, err)
+	}
+	return cl, m, nil
+}
+
+// Ping checks that a cluster answers within timeout and turns a failure into
+// an error that names the alias and the addresses to check.
+func Ping(ctx context.Context, cl *kgo.Client, alias string, bootstrap string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("no broker answered within %s", timeout)
+		}
+		return fmt.Errorf("cluster %q: cannot reach bootstrap servers %s: %w (check %s.bootstrap.servers and that the brokers are up)", alias, bootstrap, err, alias)
+	}
+	return nil
+}

@@ -1,0 +1,384 @@
+// Package mirror is the data plane of one flow: it reads the assigned source
+// partitions directly (no consumer group), writes every record to the same
+// partition of the remote topic with an idempotent producer, and commits
+// progress to the target only after the target acknowledged the records.
+//
+// Order of events for one record: the poll goroutine appends its source
+// offset to the partition's pending queue and hands the record to the
+// producer; when the target acknowledges it, the promise pops the offset,
+// which is now durable, and advances the partition's progress. The committer
+// writes progress as consumer-group offsets of Config.Group on the target.
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/index"
+)
+
+// Config is what one flow's data plane needs beyond its clients.
+type Config struct {
+	Flow  string // "A->B", for logs and status
+	Group string // progress group on the target cluster
+	// FlushInterval is how often acknowledged progress is committed.
+	FlushInterval time.Duration
+	// AutoOffsetReset applies to partitions without stored progress that
+	// exist when the flow starts: "earliest", "latest" or "none". Topics and
+	// partitions that appear later are always copied from their start.
+	AutoOffsetReset string
+	// ReadCommitted makes lag use the last stable offset.
+	ReadCommitted bool
+	// ShutdownTimeout bounds the flush of in-flight records on stop.
+	ShutdownTimeout time.Duration
+
+	// IndexTopic is the offset index topic on the target (index.TopicName).
+	IndexTopic string
+	// SyncTopic receives MM2 offset syncs; empty when
+	// emit.offset-syncs.enabled=false. SyncClient writes it.
+	SyncTopic string
+	// OffsetLagMax is offset.lag.max for MM2's sync emission rules.
+	OffsetLagMax int64
+}
+
+// Clients are the Kafka clients of one flow's data plane.
+type Clients struct {
+	Source *kgo.Client // consumer without consume options; see SourceOpts
+	Target *kgo.Client // data producer; see TargetOpts
+	// Meta writes the offset index on the target, IndexReader reads it
+	// back at start (a client without consume options), and SyncWriter
+	// writes offset syncs on the cluster offset-syncs.topic.location names.
+	Meta        *kgo.Client
+	IndexReader *kgo.Client
+	SyncWriter  *kgo.Client
+}
+
+// Topic is a source topic whose remote topic the control plane has made
+// ready on the target (it exists with at least Partitions partitions).
+type Topic struct {
+	Source     string   // source topic name
+	Remote     string   // target topic name
+	ID         [16]byte // source topic ID, stored with progress
+	Partitions int32    // partitions 0..Partitions-1 are replicated
+}
+
+type topicState struct {
+	Topic
+	parts []*partition
+}
+
+// Mirror replicates the topics it is given from src to dst.
+type Mirror struct {
+	cfg    Config
+	src    *kgo.Client // consumer, direct partition assignment
+	dst    *kgo.Client // idempotent producer, manual partitioner
+	cl     Clients
+	srcAdm *kadm.Client
+	dstAdm *kadm.Client
+	log    *slog.Logger
+
+	index     index.Map      // loaded at start; seeds each partition's map
+	unsent    []index.Update // index changes whose write failed, sent first next time
+	lastPrune time.Time
+
+	updates chan []Topic // latest desired topic set; capacity 1, newest wins
+	failed  chan *partition
+
+	mu      sync.RWMutex
+	topics  map[string]*topicState // by source topic name
+	started bool                   // the first topic set was applied
+	stored  map[string]map[int32]storedOffset
+
+	records atomic.Int64
+	bytes   atomic.Int64
+}
+
+// New returns a Mirror; it starts nothing.
+func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	return &Mirror{
+		cfg:     cfg,
+		src:     cl.Source,
+		dst:     cl.Target,
+		cl:      cl,
+		srcAdm:  kadm.NewClient(cl.Source),
+		dstAdm:  kadm.NewClient(cl.Target),
+		log:     log.With("component", "mirror", "flow", cfg.Flow),
+		updates: make(chan []Topic, 1),
+		failed:  make(chan *partition, 64),
+		topics:  make(map[string]*topicState),
+	}
+}
+
+// SourceOpts are the options the source client needs (in addition to the
+// user's settings).
+func SourceOpts(readCommitted bool) []kgo.Opt {
+	iso := kgo.ReadUncommitted()
+	if readCommitted {
+		iso = kgo.ReadCommitted()
+	}
+	return []kgo.Opt{
+		kgo.FetchIsolationLevel(iso),
+		// Never reset silently: an out-of-range offset means records were
+		// deleted before they were copied, and that must be loud.
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		// Transaction markers are not copied, but they move progress so a
+		// caught-up partition commits the source's end offset.
+		kgo.KeepControlRecords(),
+	}
+}
+
+// TargetOpts are the options the target producer needs.
+func TargetOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		// Never drop records: retry until acknowledged or shutdown.
+		kgo.RecordRetries(1 << 30),
+		kgo.UnknownTopicRetries(-1),
+	}
+}
+
+// SetTopics replaces the set of topics to replicate. It never blocks; the
+// newest set wins.
+func (m *Mirror) SetTopics(topics []Topic) {
+	for {
+		select {
+		case m.updates <- topics:
+			return
+		default:
+		}
+		select {
+		case <-m.updates:
+		default:
+		}
+	}
+}
+
+// Run replicates until ctx is done, then stops fetching, waits for in-flight
+// records (up to ShutdownTimeout), commits final progress and returns. It
+// returns an error only when the flow as a whole cannot run.
+func (m *Mirror) Run(ctx context.Context) error {
+	stored, err := m.loadProgress(ctx)
+	if err != nil {
+		return err
+	}
+	idx, err := index.Load(ctx, m.cl.IndexReader, m.cfg.IndexTopic)
+	if err != nil {
+		return fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)
+	}
+	if idx.Skipped > 0 {
+		m.log.Warn("skipped undecodable offset index records", "topic", m.cfg.IndexTopic, "count", idx.Skipped)
+	}
+	m.mu.Lock()
+	m.stored = stored
+	m.index = idx
+	m.mu.Unlock()
+
+	// Records carry a context that outlives ctx: a graceful stop flushes
+	// them; only the shutdown deadline cancels them.
+	produceCtx, cancelProduce := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelProduce()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { m.poll(ctx) })
+	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
+	commitDone := make(chan struct{})
+	go func() {
+		defer close(commitDone)
+		m.commitLoop(ctx)
+	}()
+	wg.Wait()
+	<-commitDone
+
+	// Phase two of shutdown: flush what the target has not acknowledged yet.
+	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.ShutdownTimeout)
+	err = m.dst.Flush(flushCtx)
+	cancelFlush()
+	if err != nil {
+		m.log.Warn("shutdown deadline passed before the target acknowledged every record; they will be copied again on restart",
+			"timeout", m.cfg.ShutdownTimeout, "buffered_records", m.dst.BufferedProduceRecords())
+		cancelProduce()
+		purgeCtx, cancelPurge := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = m.dst.Flush(purgeCtx)
+		cancelPurge()
+	}
+	commitCtx, cancelCommit := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelCommit()
+	if err := m.commit(commitCtx); err != nil {
+		return fmt.Errorf("flow %s: committing final progress: %w", m.cfg.Flow, err)
+	}
+	return nil
+}
+
+// poll moves fetched records to the producer until ctx is done.
+func (m *Mirror) poll(ctx context.Context) {
+	for {
+		m.pauseFailed()
+		fetches := m.src.PollFetches(ctx)
+		if ctx.Err() != nil || fetches.IsClientClosed() {
+			return
+		}
+		fetches.EachPartition(func(ftp kgo.FetchTopicPartition) {
+			p := m.partition(ftp.Topic, ftp.Partition)
+			if p == nil || p.failed() != nil {
+				return
+			}
+			if ftp.Err != nil {
+				m.fetchError(ctx, p, ftp.Err)
+				return
+			}
+			end := ftp.HighWatermark
+			if m.cfg.ReadCommitted && ftp.LastStableOffset >= 0 {
+				end = ftp.LastStableOffset
+			}
+			p.end.Store(end)
+			if len(ftp.Records) == 0 {
+				return
+			}
+			p.mu.Lock()
+			for _, r := range ftp.Records {
+				if r.Attrs.IsControl() {
+					p.skipPast(r.Offset)
+					continue
+				}
+				p.pending.push(r.Offset)
+			}
+			p.mu.Unlock()
+			remote := p.topic.Remote
+			for _, r := range ftp.Records {
+				if r.Attrs.IsControl() {
+					continue
+				}
+				r.Topic = remote
+				r.Context = p.ctx
+				m.dst.Produce(p.ctx, r, m.promise)
+			}
+		})
+	}
+}
+
+// promise is called serially by the producer, in order per partition.
+func (m *Mirror) promise(r *kgo.Record, err error) {
+	p := partitionOf(r.Context)
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	src, ok := p.pending.pop()
+	stopped := p.err != nil
+	if err == nil && ok && !stopped {
+		p.acked = src + 1
+		p.idx.Ack(src, r.Offset)
+		p.syncs.Ack(src, r.Offset)
+		if p.pending.len() == 0 && p.skipTo > p.acked {
+			p.acked = p.skipTo
+			p.idx.Cover(p.acked)
+		}
+	}
+	p.mu.Unlock()
+	switch {
+	case stopped:
+	case err != nil:
+		if errors.Is(err, context.Canceled) {
+			return // shutdown deadline: the record is copied again after restart
+		}
+		ferr := fmt.Errorf("writing %s[%d] offset %d to %s: %w", p.topic.Source, p.num, src, p.topic.Remote, err)
+		if p.fail(ferr) {
+			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", ferr)
+			select {
+			case m.failed <- p:
+			default: // the poll loop also skips failed partitions
+			}
+		}
+	case !ok:
+		// A promise without a pending offset would mean franz-go broke its
+		// ordering contract; stop rather than commit a wrong position.
+		ferr := fmt.Errorf("internal error: acknowledgement for %s[%d] without a pending record", p.topic.Source, p.num)
+		if p.fail(ferr) {
+			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", ferr)
+		}
+	default:
+		p.records.Add(1)
+		n := int64(len(r.Key) + len(r.Value))
+		for _, h := range r.Headers {
+			n += int64(len(h.Key) + len(h.Value))
+		}
+		p.bytes.Add(n)
+		m.records.Add(1)
+		m.bytes.Add(n)
+	}
+}
+
+func (m *Mirror) fetchError(ctx context.Context, p *partition, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed) {
+		return
+	}
+	if errors.Is(err, kerr.OffsetOutOfRange) {
+		err = m.outOfRange(ctx, p, err)
+	} else {
+		err = fmt.Errorf("reading %s[%d]: %w", p.topic.Source, p.num, err)
+	}
+	if p.fail(err) {
+		m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", err)
+		m.pause(p)
+	}
+}
+
+// outOfRange explains an OffsetOutOfRange: records the flow had not copied
+// yet were deleted on the source (retention, DeleteRecords), or the topic
+// was truncated. Strait never skips them silently.
+func (m *Mirror) outOfRange(ctx context.Context, p *partition, err error) error {
+	p.mu.Lock()
+	next := p.acked
+	p.mu.Unlock()
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	starts, lerr := m.srcAdm.ListStartOffsets(lctx, p.topic.Source)
+	if lerr == nil {
+		if o, ok := starts.Lookup(p.topic.Source, p.num); ok && o.Err == nil && next >= 0 && next < o.Offset {
+			return fmt.Errorf("source %s[%d]: records %d..%d were deleted before they were replicated (log start is now %d); the partition is stopped to avoid a silent gap",
+				p.topic.Source, p.num, next, o.Offset-1, o.Offset)
+		}
+	}
+	return fmt.Errorf("source %s[%d]: offset out of range at %d (the topic was truncated or recreated); the partition is stopped to avoid a silent gap: %w", p.topic.Source, p.num, next, err)
+}
+
+func (m *Mirror) pauseFailed() {
+	for {
+		select {
+		case p := <-m.failed:
+			m.pause(p)
+		default:
+			return
+		}
+	}
+}
+
+func (m *Mirror) pause(p *partition) {
+	m.src.RemoveConsumePartitions(map[string][]int32{p.topic.Source: {p.num}})
+}
+
+// partition returns the state of a source partition, or nil.
+func (m *Mirror) partition(topic string, num int32) *partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.topics[topic]
+	if t == nil || int(num) >= len(t.parts) {
+		return nil
+	}
+	return t.parts[num]
+}

@@ -1,0 +1,371 @@
+package mirror
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/index"
+	"strait/internal/offsets"
+	"strait/internal/wire"
+)
+
+// Progress is stored as consumer-group offsets of Config.Group on the
+// target, keyed by the remote topic-partition, so that standard tools show
+// replication lag. The commit metadata records the source topic ID, so a
+// source topic that was deleted and recreated is detected instead of being
+// resumed at an offset that belongs to its previous incarnation.
+const metaPrefix = "strait/1 source-topic-id="
+
+func progressMetadata(id [16]byte) string {
+	if id == ([16]byte{}) {
+		return ""
+	}
+	return metaPrefix + hex.EncodeToString(id[:])
+}
+
+// storedTopicID returns the source topic ID recorded with stored progress.
+func storedTopicID(meta string) ([16]byte, bool) {
+	var id [16]byte
+	s, ok := strings.CutPrefix(meta, metaPrefix)
+	if !ok {
+		return id, false
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return id, false
+	}
+	copy(id[:], b)
+	return id, true
+}
+
+type storedOffset struct {
+	next  int64
+	id    [16]byte
+	hasID bool
+}
+
+// loadProgress reads the progress group's committed offsets on the target.
+func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedOffset, error) {
+	for attempt := 0; ; attempt++ {
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		resps, err := m.dstAdm.FetchOffsets(lctx, m.cfg.Group)
+		cancel()
+		if err == nil {
+			err = resps.Error()
+		}
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return map[string]map[int32]storedOffset{}, nil // nothing stored yet
+		}
+		if err == nil {
+			out := make(map[string]map[int32]storedOffset)
+			resps.Each(func(o kadm.OffsetResponse) {
+				if o.At < 0 {
+					return
+				}
+				if out[o.Topic] == nil {
+					out[o.Topic] = make(map[int32]storedOffset)
+				}
+				id, ok := storedTopicID(o.Metadata)
+				out[o.Topic][o.Partition] = storedOffset{next: o.At, id: id, hasID: ok}
+			})
+			return out, nil
+		}
+		if ctx.Err() != nil || attempt == 2 {
+			return nil, fmt.Errorf("flow %s: reading stored progress (group %q) on the target: %w", m.cfg.Flow, m.cfg.Group, err)
+		}
+		m.log.Warn("reading stored progress failed; retrying", "group", m.cfg.Group, "err", err)
+	}
+}
+
+// commitLoop commits progress every FlushInterval until ctx is done.
+func (m *Mirror) commitLoop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.prune(ctx)
+			if err := m.commit(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("committing progress failed; will retry", "group", m.cfg.Group, "err", err)
+			}
+		}
+	}
+}
+
+// commit makes acknowledged progress durable, in an order that keeps every
+// stored fact true: first the offset index segments that cover it, then MM2
+// offset syncs (best effort, as in MM2), then the progress itself.
+func (m *Mirror) commit(ctx context.Context) error {
+	type moved struct {
+		p    *partition
+		next int64
+	}
+	var (
+		todo    []moved
+		updates = m.unsent
+		syncs   []*kgo.Record
+	)
+	offs := make(kadm.Offsets)
+	m.mu.RLock()
+	for _, t := range m.topics {
+		meta := progressMetadata(t.ID)
+		for _, p := range t.parts {
+			p.mu.Lock()
+			next, committed := p.acked, p.committed
+			for _, c := range p.idx.Drain() {
+				updates = append(updates, index.Update{TP: index.TP{Topic: t.Source, Partition: p.num}, TopicID: t.ID, Change: c})
+			}
+			for _, s := range p.syncs.Flush() {
+				if m.cfg.SyncTopic != "" {
+					syncs = append(syncs, m.syncRecord(t.Source, p.num, s))
+				}
+			}
+			p.mu.Unlock()
+			if next < 0 || next == committed {
+				continue
+			}
+			todo = append(todo, moved{p, next})
+			offs.Add(kadm.Offset{Topic: t.Remote, Partition: p.num, At: next, LeaderEpoch: -1, Metadata: meta})
+		}
+	}
+	m.mu.RUnlock()
+
+	if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, updates); err != nil {
+		m.unsent = updates
+		return err
+	}
+	m.unsent = nil
+	if len(syncs) > 0 {
+		if err := m.cl.SyncWriter.ProduceSync(ctx, syncs...).FirstErr(); err != nil {
+			m.log.Warn("writing MM2 offset syncs failed; Strait's own index is unaffected", "topic", m.cfg.SyncTopic, "err", err)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	resps, err := m.dstAdm.CommitOffsets(ctx, m.cfg.Group, offs)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, mv := range todo {
+		r, ok := resps.Lookup(mv.p.topic.Remote, mv.p.num)
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s[%d]: no commit response", mv.p.topic.Remote, mv.p.num))
+		case r.Err != nil:
+			errs = append(errs, fmt.Errorf("%s[%d]: %w", mv.p.topic.Remote, mv.p.num, r.Err))
+		default:
+			mv.p.mu.Lock()
+			mv.p.committed = mv.next
+			mv.p.mu.Unlock()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncRecord encodes an MM2 offset sync for the source partition.
+func (m *Mirror) syncRecord(topic string, partition int32, s offsets.Sync) *kgo.Record {
+	os := wire.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: s.Up, DownstreamOffset: s.Down}
+	key, _ := os.AppendKey(nil) // topic names are far below the STRING limit
+	return &kgo.Record{Topic: m.cfg.SyncTopic, Partition: 0, Key: key, Value: os.AppendValue(nil)}
+}
+
+// prune drops index segments below the source log start, at most every
+// few minutes.
+func (m *Mirror) prune(ctx context.Context) {
+	if time.Since(m.lastPrune) < 5*time.Minute {
+		return
+	}
+	m.lastPrune = time.Now()
+	m.mu.RLock()
+	var names []string
+	for name := range m.topics {
+		names = append(names, name)
+	}
+	m.mu.RUnlock()
+	if len(names) == 0 {
+		return
+	}
+	starts, err := m.srcAdm.ListStartOffsets(ctx, names...)
+	if err != nil {
+		return
+	}
+	starts.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			return
+		}
+		if p := m.partition(o.Topic, o.Partition); p != nil {
+			p.mu.Lock()
+			p.idx.Prune(o.Offset)
+			p.mu.Unlock()
+		}
+	})
+}
+
+// applyUpdates starts consuming the partitions of new topic sets.
+func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case topics := <-m.updates:
+			m.apply(ctx, produceCtx, topics)
+		}
+	}
+}
+
+func (m *Mirror) apply(ctx, produceCtx context.Context, topics []Topic) {
+	m.mu.Lock()
+	initial := !m.started
+	m.started = true
+	var added []*partition
+	want := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		want[t.Source] = true
+		ts := m.topics[t.Source]
+		if ts == nil {
+			ts = &topicState{Topic: t}
+			m.topics[t.Source] = ts
+		}
+		ts.ID = t.ID
+		for n := int32(len(ts.parts)); n < t.Partitions; n++ {
+			p := &partition{topic: ts, num: n, initial: initial, acked: -1, committed: -1, syncs: offsets.NewSyncEmitter(m.cfg.OffsetLagMax)}
+			tp := index.TP{Topic: t.Source, Partition: n}
+			if prev := m.index.Parts[tp]; prev != nil && m.index.IDs[tp] == t.ID {
+				p.idx = prev
+			} else {
+				p.idx = offsets.NewPartition()
+			}
+			p.ctx = context.WithValue(produceCtx, partKey{}, p)
+			ts.parts = append(ts.parts, p)
+			added = append(added, p)
+		}
+	}
+	removed := make(map[string][]int32)
+	for name, ts := range m.topics {
+		if !want[name] {
+			for _, p := range ts.parts {
+				removed[name] = append(removed[name], p.num)
+			}
+			delete(m.topics, name)
+		}
+	}
+	stored := m.stored
+	m.mu.Unlock()
+
+	if len(removed) > 0 {
+		m.src.RemoveConsumePartitions(removed)
+		m.log.Info("stopped replicating topics that are gone from the source", "topics", len(removed))
+	}
+	if len(added) == 0 {
+		return
+	}
+	offsets := m.startOffsets(ctx, added, stored)
+	if len(offsets) > 0 {
+		m.src.AddConsumePartitions(offsets)
+	}
+}
+
+// startOffsets decides where each new partition starts: at its stored
+// progress (checked against the source log), else by auto.offset.reset for
+// partitions present at start, else at the log start.
+func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) map[string]map[int32]kgo.Offset {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if !seen[p.topic.Source] {
+			seen[p.topic.Source] = true
+			names = append(names, p.topic.Source)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	starts, serr := m.srcAdm.ListStartOffsets(lctx, names...)
+	list := m.srcAdm.ListEndOffsets
+	if m.cfg.ReadCommitted {
+		list = m.srcAdm.ListCommittedOffsets // the last stable offset
+	}
+	ends, eerr := list(lctx, names...)
+
+	out := make(map[string]map[int32]kgo.Offset)
+	for _, p := range parts {
+		at, err := m.startOffset(p, stored, starts, serr, ends, eerr)
+		if err != nil {
+			if p.fail(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+			continue
+		}
+		if out[p.topic.Source] == nil {
+			out[p.topic.Source] = make(map[int32]kgo.Offset)
+		}
+		out[p.topic.Source][p.num] = at
+	}
+	return out
+}
+
+func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (kgo.Offset, error) {
+	name := fmt.Sprintf("%s[%d]", p.topic.Source, p.num)
+	s, ok := stored[p.topic.Remote][p.num]
+	if !ok {
+		switch {
+		case !p.initial:
+			return kgo.NewOffset().AtStart(), nil
+		case m.cfg.AutoOffsetReset == "none":
+			return kgo.Offset{}, fmt.Errorf("%s has no stored progress and auto.offset.reset=none; set auto.offset.reset=earliest or latest on the source consumer", name)
+		case m.cfg.AutoOffsetReset != "latest":
+			return kgo.NewOffset().AtStart(), nil
+		}
+	}
+	if ok && s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
+		return kgo.Offset{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
+	}
+	if serr != nil || eerr != nil {
+		return kgo.Offset{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
+	}
+	start, sok := starts.Lookup(p.topic.Source, p.num)
+	end, eok := ends.Lookup(p.topic.Source, p.num)
+	if !sok || !eok || start.Err != nil || end.Err != nil {
+		var err error
+		if sok {
+			err = start.Err
+		}
+		if eok && err == nil {
+			err = end.Err
+		}
+		return kgo.Offset{}, fmt.Errorf("listing offsets of %s on the source: %v", name, err)
+	}
+	if !ok {
+		// auto.offset.reset=latest: start at the end as it is now, and
+		// store that position, so a restart before the first record does
+		// not skip what arrived in between.
+		p.mu.Lock()
+		p.acked = end.Offset
+		p.idx.Cover(end.Offset)
+		p.mu.Unlock()
+		return kgo.NewOffset().At(end.Offset), nil
+	}
+	switch {
+	case s.next < start.Offset:
+		return kgo.Offset{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, stored progress %d); the partition is stopped to avoid a silent gap",
+			name, s.next, start.Offset-1, start.Offset, s.next)
+	case s.next > end.Offset:
+		return kgo.Offset{}, fmt.Errorf("stored progress %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
+			s.next, name, end.Offset, m.cfg.Group, p.topic.Remote)
+	}
+	p.mu.Lock()
+	p.acked, p.committed = s.next, s.next
+	p.mu.Unlock()
+	return kgo.NewOffset().At(s.next), nil
+}

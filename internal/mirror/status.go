@@ -1,0 +1,70 @@
+package mirror
+
+import (
+	"sort"
+)
+
+// PartitionStatus is a snapshot of one replicated partition.
+type PartitionStatus struct {
+	Topic     string `json:"topic"`
+	Remote    string `json:"remote"`
+	Partition int32  `json:"partition"`
+	// Next is the next source offset to copy; every record before it is
+	// acknowledged by the target. -1 until the first acknowledgement.
+	Next      int64  `json:"next"`
+	Committed int64  `json:"committed"` // progress stored on the target
+	End       int64  `json:"end"`       // source end offset seen in the last fetch, -1 if none yet
+	Lag       int64  `json:"lag"`       // End - Next when both are known
+	Records   int64  `json:"records"`   // records copied by this process
+	Bytes     int64  `json:"bytes"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Status is a snapshot of the flow's data plane.
+type Status struct {
+	Flow       string            `json:"flow"`
+	Records    int64             `json:"records"`
+	Bytes      int64             `json:"bytes"`
+	Lag        int64             `json:"lag"`
+	Failed     int               `json:"failed_partitions"`
+	Partitions []PartitionStatus `json:"partitions"`
+}
+
+// Status returns a snapshot. Lag is based on the end offsets seen in fetch
+// responses, so it is as fresh as the last fetch of each partition.
+func (m *Mirror) Status() Status {
+	st := Status{Flow: m.cfg.Flow, Records: m.records.Load(), Bytes: m.bytes.Load()}
+	m.mu.RLock()
+	for _, t := range m.topics {
+		for _, p := range t.parts {
+			p.mu.Lock()
+			ps := PartitionStatus{
+				Topic: t.Source, Remote: t.Remote, Partition: p.num,
+				Next: p.acked, Committed: p.committed, End: -1,
+				Records: p.records.Load(), Bytes: p.bytes.Load(),
+			}
+			if p.err != nil {
+				ps.Error = p.err.Error()
+				st.Failed++
+			}
+			p.mu.Unlock()
+			if e := p.end.Load(); e > 0 {
+				ps.End = e
+				if ps.Next >= 0 && e > ps.Next {
+					ps.Lag = e - ps.Next
+				}
+			}
+			st.Lag += ps.Lag
+			st.Partitions = append(st.Partitions, ps)
+		}
+	}
+	m.mu.RUnlock()
+	sort.Slice(st.Partitions, func(i, j int) bool {
+		a, b := st.Partitions[i], st.Partitions[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return st
+}
