@@ -266,12 +266,12 @@ func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 		ReplicationFactor:     fc.ReplicationFactor,
 		Interval:              interval,
 		Group:                 group,
-	}, kadm.NewClient(srcAdm), kadm.NewClient(dstAdm), func(ready []topics.Ready) {
+	}, kadm.NewClient(srcAdm), kadm.NewClient(dstAdm), func(ready []topics.Ready, gone []string) {
 		ts := make([]mirror.Topic, len(ready))
 		for i, r := range ready {
 			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
 		}
-		f.mirror.SetTopics(ts)
+		f.mirror.Update(ts, gone)
 	}, d.log)
 	return f, nil
 }

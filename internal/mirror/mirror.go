@@ -90,8 +90,12 @@ type Mirror struct {
 	unsent    []index.Update // index changes whose write failed, sent first next time
 	lastPrune time.Time
 
-	updates chan []Topic // latest desired topic set; capacity 1, newest wins
-	failed  chan *partition
+	// Topic changes not yet applied; wake signals applyUpdates.
+	pendingMu   sync.Mutex
+	pendingAdd  map[string]Topic
+	pendingGone map[string]bool
+	wake        chan struct{}
+	failed      chan *partition
 
 	mu      sync.RWMutex
 	topics  map[string]*topicState // by source topic name
@@ -111,16 +115,16 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
 	return &Mirror{
-		cfg:     cfg,
-		src:     cl.Source,
-		dst:     cl.Target,
-		cl:      cl,
-		srcAdm:  kadm.NewClient(cl.Source),
-		dstAdm:  kadm.NewClient(cl.Target),
-		log:     log.With("component", "mirror", "flow", cfg.Flow),
-		updates: make(chan []Topic, 1),
-		failed:  make(chan *partition, 64),
-		topics:  make(map[string]*topicState),
+		cfg:    cfg,
+		src:    cl.Source,
+		dst:    cl.Target,
+		cl:     cl,
+		srcAdm: kadm.NewClient(cl.Source),
+		dstAdm: kadm.NewClient(cl.Target),
+		log:    log.With("component", "mirror", "flow", cfg.Flow),
+		wake:   make(chan struct{}, 1),
+		failed: make(chan *partition, 64),
+		topics: make(map[string]*topicState),
 	}
 }
 
@@ -152,19 +156,29 @@ func TargetOpts() []kgo.Opt {
 	}
 }
 
-// SetTopics replaces the set of topics to replicate. It never blocks; the
-// newest set wins.
-func (m *Mirror) SetTopics(topics []Topic) {
-	for {
-		select {
-		case m.updates <- topics:
-			return
-		default:
+// Update adds topics (or partitions of known topics) to replicate, and
+// removes topics that are gone from the source. It never blocks. Topics are
+// only ever removed through gone: a control-plane hiccup must not restart a
+// partition.
+func (m *Mirror) Update(ready []Topic, gone []string) {
+	m.pendingMu.Lock()
+	if m.pendingAdd == nil {
+		m.pendingAdd, m.pendingGone = map[string]Topic{}, map[string]bool{}
+	}
+	for _, t := range ready {
+		if prev, ok := m.pendingAdd[t.Source]; !ok || t.Partitions > prev.Partitions {
+			m.pendingAdd[t.Source] = t
 		}
-		select {
-		case <-m.updates:
-		default:
-		}
+		delete(m.pendingGone, t.Source)
+	}
+	for _, name := range gone {
+		delete(m.pendingAdd, name)
+		m.pendingGone[name] = true
+	}
+	m.pendingMu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -52,9 +52,13 @@ type storedOffset struct {
 	hasID bool
 }
 
-// loadProgress reads the progress group's committed offsets on the target.
+// loadProgress reads the progress group's committed offsets on the target,
+// retrying retriable errors (a new cluster's group coordinator needs a few
+// seconds to come up) for up to a minute.
 func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedOffset, error) {
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(time.Minute)
+	backoff := 100 * time.Millisecond
+	for {
 		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		resps, err := m.dstAdm.FetchOffsets(lctx, m.cfg.Group)
 		cancel()
@@ -78,10 +82,15 @@ func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedO
 			})
 			return out, nil
 		}
-		if ctx.Err() != nil || attempt == 2 {
+		if ctx.Err() != nil || time.Now().After(deadline) || !kerr.IsRetriable(err) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("flow %s: reading stored progress (group %q) on the target: %w", m.cfg.Flow, m.cfg.Group, err)
 		}
-		m.log.Warn("reading stored progress failed; retrying", "group", m.cfg.Group, "err", err)
+		m.log.Debug("reading stored progress; retrying", "group", m.cfg.Group, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 
@@ -213,32 +222,33 @@ func (m *Mirror) prune(ctx context.Context) {
 	})
 }
 
-// applyUpdates starts consuming the partitions of new topic sets.
+// applyUpdates starts consuming the partitions of new topics.
 func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case topics := <-m.updates:
-			m.apply(ctx, produceCtx, topics)
+		case <-m.wake:
 		}
+		m.pendingMu.Lock()
+		add, gone := m.pendingAdd, m.pendingGone
+		m.pendingAdd, m.pendingGone = nil, nil
+		m.pendingMu.Unlock()
+		m.apply(ctx, produceCtx, add, gone)
 	}
 }
 
-func (m *Mirror) apply(ctx, produceCtx context.Context, topics []Topic) {
+func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, gone map[string]bool) {
 	m.mu.Lock()
 	initial := !m.started
 	m.started = true
 	var added []*partition
-	want := make(map[string]bool, len(topics))
-	for _, t := range topics {
-		want[t.Source] = true
+	for _, t := range add {
 		ts := m.topics[t.Source]
 		if ts == nil {
 			ts = &topicState{Topic: t}
 			m.topics[t.Source] = ts
 		}
-		ts.ID = t.ID
 		for n := int32(len(ts.parts)); n < t.Partitions; n++ {
 			p := &partition{topic: ts, num: n, initial: initial, acked: -1, committed: -1, syncs: offsets.NewSyncEmitter(m.cfg.OffsetLagMax)}
 			tp := index.TP{Topic: t.Source, Partition: n}
@@ -253,8 +263,8 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, topics []Topic) {
 		}
 	}
 	removed := make(map[string][]int32)
-	for name, ts := range m.topics {
-		if !want[name] {
+	for name := range gone {
+		if ts := m.topics[name]; ts != nil {
 			for _, p := range ts.parts {
 				removed[name] = append(removed[name], p.num)
 			}
@@ -266,7 +276,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, topics []Topic) {
 
 	if len(removed) > 0 {
 		m.src.RemoveConsumePartitions(removed)
-		m.log.Info("stopped replicating topics that are gone from the source", "topics", len(removed))
+		m.log.Info("stopped replicating topics deleted on the source", "topics", len(removed))
 	}
 	if len(added) == 0 {
 		return

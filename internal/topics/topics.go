@@ -72,8 +72,12 @@ type Reconciler struct {
 	cfg   Config
 	src   *kadm.Client
 	dst   *kadm.Client
-	apply func([]Ready)
+	apply func(ready []Ready, gone []string)
 	log   *slog.Logger
+
+	// listed holds the selected source topics of the last listing, to
+	// notice topics deleted on the source.
+	listed map[string]bool
 
 	// owned remembers remote topics this process created or saw with the
 	// source's partition count: those are grown when the source grows.
@@ -85,9 +89,10 @@ type Reconciler struct {
 	results []Result
 }
 
-// New returns a Reconciler that calls apply with the ready topics after
-// every reconcile.
-func New(cfg Config, src, dst *kadm.Client, apply func([]Ready), log *slog.Logger) *Reconciler {
+// New returns a Reconciler that calls apply after every reconcile with the
+// topics that are ready and the selected topics that disappeared from the
+// source since the previous reconcile.
+func New(cfg Config, src, dst *kadm.Client, apply func(ready []Ready, gone []string), log *slog.Logger) *Reconciler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 5 * time.Second
 	}
@@ -132,12 +137,16 @@ func (r *Reconciler) Reconcile(ctx context.Context) ([]Result, error) {
 		return nil, fmt.Errorf("listing topics on the source: %w", err)
 	}
 	var selected []kadm.TopicDetail
+	listed := make(map[string]bool)
 	for _, name := range srcTopics.Names() {
 		d := srcTopics[name]
-		if d.Err != nil || !policy.ShouldReplicateTopic(r.cfg.Policy, r.cfg.Topics, r.cfg.HeartbeatsReplication, r.cfg.Target, name) {
+		if !policy.ShouldReplicateTopic(r.cfg.Policy, r.cfg.Topics, r.cfg.HeartbeatsReplication, r.cfg.Target, name) {
 			continue
 		}
-		selected = append(selected, d)
+		listed[name] = true // even when it failed to describe: it is not gone
+		if d.Err == nil {
+			selected = append(selected, d)
+		}
 	}
 	remoteNames := make([]string, len(selected))
 	for i, d := range selected {
@@ -175,7 +184,14 @@ func (r *Reconciler) Reconcile(ctx context.Context) ([]Result, error) {
 		}
 		r.report(res)
 	}
-	r.apply(ready)
+	var gone []string
+	for name := range r.listed {
+		if !listed[name] {
+			gone = append(gone, name)
+		}
+	}
+	r.listed = listed
+	r.apply(ready, gone)
 	r.mu.Lock()
 	r.results = results
 	r.mu.Unlock()

@@ -1,0 +1,162 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
+
+	"strait/internal/config"
+	"strait/internal/index"
+	"strait/internal/kafkatest"
+	"strait/internal/verify"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// kfake clusters close their own goroutines asynchronously.
+		goleak.IgnoreAnyFunction("github.com/twmb/franz-go/pkg/kfake.(*Cluster).run"),
+	)
+}
+
+func fakeConfig(t *testing.T, a, b *kfake.Cluster, extra string) *config.Config {
+	t.Helper()
+	props := fmt.Sprintf(`clusters = A, B
+A.bootstrap.servers = %s
+B.bootstrap.servers = %s
+A->B.enabled = true
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+refresh.topics.interval.seconds = 1
+%s`, a.ListenAddrs()[0], b.ListenAddrs()[0], extra)
+	cfg, err := config.Parse("test.properties", []byte(props), config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// runDaemon runs a daemon until the returned stop function is called.
+func runDaemon(t *testing.T, cfg *config.Config) (*Daemon, func() error) {
+	t.Helper()
+	d := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 10 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return d, stop
+}
+
+func produce(t *testing.T, cl *kgo.Client, topic string, partitions int32, from, n int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for i := from; i < from+n; i++ {
+		recs = append(recs, &kgo.Record{
+			Topic:     topic,
+			Partition: int32(i) % partitions,
+			Key:       []byte("k" + strconv.Itoa(i%50)),
+			Value:     []byte("v" + strconv.Itoa(i)),
+			Headers:   []kgo.RecordHeader{{Key: "i", Value: []byte(strconv.Itoa(i))}},
+			Timestamp: time.UnixMilli(int64(1_000_000 + i)),
+		})
+	}
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReplicatesAndResumes(t *testing.T) {
+	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(4, "orders"))
+	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce(t, src, "orders", 4, 0, 2000)
+
+	cfg := fakeConfig(t, a, b, "")
+	d, stop := runDaemon(t, cfg)
+	waitRecords(t, b, "A.orders", 2000)
+	if st := d.Status(); len(st.Flows) != 1 || st.Flows[0].Mirror.Records != 2000 {
+		t.Fatalf("status %+v", st)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restart resumes from the stored progress: no duplicates.
+	produce(t, src, "orders", 4, 2000, 1000)
+	_, stop = runDaemon(t, cfg)
+	waitRecords(t, b, "A.orders", 3000)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	srcRecs := kafkatest.ReadAll(t, a.ListenAddrs(), "orders", kgo.ReadCommitted())
+	dstRecs := kafkatest.ReadAll(t, b.ListenAddrs(), "A.orders", kgo.ReadCommitted())
+	for p := range srcRecs {
+		rep := verify.Compare(int32(p), srcRecs[p], dstRecs[p])
+		if !rep.OK() || rep.Duplicates != 0 {
+			t.Errorf("%v", rep)
+		}
+	}
+
+	// The offset index translates every source offset exactly.
+	idxClient := client(t, b)
+	m, err := index.Load(t.Context(), idxClient, index.TopicName("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 4; p++ {
+		part := m.Parts[index.TP{Topic: "orders", Partition: p}]
+		if part == nil {
+			t.Fatalf("no index for partition %d", p)
+		}
+		for u := int64(0); u < 750; u += 50 {
+			if got, _ := part.Translate(u); got != u {
+				t.Errorf("partition %d: Translate(%d) = %d", p, u, got)
+			}
+		}
+	}
+}
+
+func waitRecords(t *testing.T, c *kfake.Cluster, topic string, want int64) {
+	t.Helper()
+	adm := kadm.NewClient(client(t, c))
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		ends, err := adm.ListEndOffsets(t.Context(), topic)
+		if err != nil {
+			return err
+		}
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		if n < want {
+			return fmt.Errorf("%s has %d of %d records", topic, n, want)
+		}
+		return nil
+	})
+}
+
+func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
