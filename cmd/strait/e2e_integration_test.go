@@ -3,9 +3,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,7 +59,13 @@ func TestReplicatesTopicsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	grow.partitions = 9
-	grow.produce(t, prod, 900)
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		if n := len(endOffsets(t, a, grow.topic)); n != 9 {
+			return fmt.Errorf("source topic has %d partitions", n)
+		}
+		return nil
+	})
+	grow.produce(t, producer(t, a), 900) // a new client sees the new partitions
 	kafkatest.Eventually(t, 30*time.Second, func() error {
 		if n := len(endOffsets(t, b, "A."+grow.topic)); n != 9 {
 			return fmt.Errorf("remote topic has %d partitions, want 9", n)
@@ -82,25 +90,25 @@ func TestReplicatesTopicsEndToEnd(t *testing.T) {
 }
 
 // TestRestartAfterSIGTERMHasNoDuplicates stops Strait cleanly while records
-// flow and restarts it: the restart resumes exactly where it stopped.
+// flow and restarts it: each restart resumes exactly where it stopped.
 func TestRestartAfterSIGTERMHasNoDuplicates(t *testing.T) {
 	a := env.Clusters[0]
 	w := &workload{topic: kafkatest.Name(t, "sigterm"), partitions: 6}
 	a.CreateTopic(t, w.topic, 6, nil)
-	prod := producer(t, a)
 	cfg := writeConfig(t, "topics = "+w.topic)
 
-	w.produce(t, prod, 20_000)
+	stopLoad := startLoad(t, w, producer(t, a))
 	for round := 0; round < 3; round++ {
 		p := startStrait(t, "run", cfg)
-		// Stop while records are still being written.
-		w.produce(t, prod, 10_000)
+		waitProgress(t, "A."+w.topic, 0)
+		sleepBriefly(t, round)
 		if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
 			t.Fatalf("round %d: exit %v after SIGTERM", round, err)
 		}
 	}
+	produced := stopLoad()
 	p := startStrait(t, "run", cfg)
-	waitCopied(t, w.topic, "A."+w.topic, nil, time.Minute)
+	waitCaughtUp(t, w.topic, "A."+w.topic, time.Minute)
 	if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -109,59 +117,143 @@ func TestRestartAfterSIGTERMHasNoDuplicates(t *testing.T) {
 			t.Errorf("partition %d: %d duplicates after clean restarts", rep.Partition, rep.Duplicates)
 		}
 	}
+	t.Logf("3 SIGTERM restarts under load (%d records): no duplicates", produced)
+}
+
+// startLoad writes records in the background until the returned function
+// is called (or 300,000 records), and returns how many were written.
+func startLoad(t *testing.T, w *workload, cl *kgo.Client) func() int {
+	t.Helper()
+	stop := make(chan struct{})
+	done := make(chan int)
+	var loadErr error
+	go func() {
+		n := 0
+		for n < 300_000 && loadErr == nil {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+			loadErr = w.write(context.Background(), cl, 500)
+			n += 500
+		}
+		<-stop
+		done <- n
+	}()
+	var once sync.Once
+	var n int
+	f := func() int {
+		once.Do(func() {
+			close(stop)
+			n = <-done
+			if loadErr != nil {
+				t.Errorf("background load: %v", loadErr)
+			}
+		})
+		return n
+	}
+	t.Cleanup(func() { f() })
+	return f
+}
+
+// waitProgress waits until the stored progress of a remote topic exceeds prev.
+func waitProgress(t *testing.T, remote string, prev int64) {
+	t.Helper()
+	kafkatest.Eventually(t, time.Minute, func() error {
+		stored, err := storedProgress(t, "strait-A", remote)
+		if err != nil {
+			return err
+		}
+		if n := sum(stored); n <= prev {
+			return fmt.Errorf("stored progress %d, waiting for more than %d", n, prev)
+		}
+		return nil
+	})
+}
+
+// sleepBriefly varies the moment of a fault between rounds (0-600 ms). It
+// is not synchronisation: any moment is a valid one.
+func sleepBriefly(t *testing.T, round int) {
+	t.Helper()
+	time.Sleep(time.Duration(round*300%700) * time.Millisecond)
 }
 
 // TestRestartAfterSIGKILLLosesNothing kills Strait hard while it copies: a
-// restart resumes at the stored progress, so nothing is lost and the only
-// duplicates are the records copied after the last progress commit.
+// restart resumes exactly at the stored progress, so nothing is lost and the
+// only duplicates are the records copied after the last progress commit.
 func TestRestartAfterSIGKILLLosesNothing(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
 	w := &workload{topic: kafkatest.Name(t, "sigkill"), partitions: 6}
 	remote := "A." + w.topic
 	a.CreateTopic(t, w.topic, 6, nil)
-	prod := producer(t, a)
 	cfg := writeConfig(t, "topics = "+w.topic)
-	w.produce(t, prod, 60_000)
+	stopLoad := startLoad(t, w, producer(t, a))
 
-	var expectedDups int64
+	type restart struct {
+		targetEnd map[int32]int64 // where the next run's copies begin on the target
+		stored    map[int32]int64 // progress stored when the previous run died
+	}
+	var (
+		restarts []restart
+		window   int64 // records copied after the last commit, summed over kills
+		stored   map[int32]int64
+	)
 	for round := 0; round < 3; round++ {
+		restarts = append(restarts, restart{targetEnd: endOffsets(t, b, remote), stored: stored})
 		p := startStrait(t, "run", cfg)
-		// Kill once some records were copied, while more keep arriving.
-		kafkatest.Eventually(t, time.Minute, func() error {
-			var n int64
-			for _, e := range endOffsets(t, b, remote) {
-				n += e
-			}
-			if n < int64(10_000*(round+1)) {
-				return fmt.Errorf("%d records copied", n)
-			}
-			return nil
-		})
-		w.produce(t, prod, 5_000)
+		// Kill once this run stored progress of its own, while records
+		// keep arriving.
+		waitProgress(t, remote, sum(stored))
+		sleepBriefly(t, round+1)
 		_ = p.stop(t, syscall.SIGKILL, 30*time.Second)
-		// While Strait is dead: what the target holds beyond the stored
-		// progress will be copied again.
-		stored := committedProgress(t, "strait-A", remote)
-		copied := sourceOffsetsCopied(t, w.topic, remote)
-		for part, next := range copied {
-			if next > stored[part] {
-				expectedDups += next - stored[part]
-			}
+		// While Strait is dead: what it copied beyond the stored progress
+		// is the window that will be copied again.
+		stored = committedProgress(t, "strait-A", remote)
+		for part, next := range sourceOffsetsCopied(t, w.topic, remote) {
+			window += max(0, next-stored[part])
 		}
 	}
+	restarts = append(restarts, restart{targetEnd: endOffsets(t, b, remote), stored: stored})
+	stopLoad()
 	p := startStrait(t, "run", cfg)
-	waitCopied(t, w.topic, remote, nil, 2*time.Minute)
+	waitCaughtUp(t, w.topic, remote, 2*time.Minute)
 	if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+
 	var dups int64
 	for _, rep := range compare(t, w.topic, remote, kgo.ReadCommitted()) {
 		dups += int64(rep.Duplicates)
 	}
-	t.Logf("3 SIGKILLs: %d duplicates, all from the uncommitted window (expected %d)", dups, expectedDups)
-	if dups != expectedDups {
-		t.Errorf("duplicates %d, want exactly the uncommitted window %d", dups, expectedDups)
+	// Each restart's first copy is exactly the record at the stored progress.
+	src := a.ReadAll(t, w.topic, kgo.ReadCommitted())
+	dst := b.ReadAll(t, remote, kgo.ReadCommitted())
+	for k, rs := range restarts[1:] {
+		for part := range dst {
+			at := rs.targetEnd[int32(part)]
+			if at >= int64(len(dst[part])) {
+				continue // this run copied nothing to the partition
+			}
+			want := rs.stored[int32(part)] // 0 when nothing was stored
+			if got := dst[part][at]; string(got.Value) != string(src[part][want].Value) {
+				t.Errorf("restart %d, partition %d: first copy is %q, want source offset %d %q", k+1, part, got.Value, want, src[part][want].Value)
+			}
+		}
 	}
+	t.Logf("3 SIGKILLs: %d duplicates; uncommitted windows at the kills held %d records", dups, window)
+	if dups > window {
+		t.Errorf("%d duplicates exceed the uncommitted windows (%d records)", dups, window)
+	}
+}
+
+func sum(m map[int32]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // sourceOffsetsCopied returns, per partition, the source offset after the
@@ -216,11 +308,7 @@ func TestAbortedTransactionsAreNotCopied(t *testing.T) {
 	cfg := writeConfig(t, "topics = "+topic)
 	p := startStrait(t, "run", cfg)
 	kafkatest.Eventually(t, time.Minute, func() error {
-		n := 0
-		for _, recs := range b.ReadAll(t, "A."+topic, kgo.ReadUncommitted()) {
-			n += len(recs)
-		}
-		if n < committed {
+		if n := sum(endOffsets(t, b, "A."+topic)); n < int64(committed) {
 			return fmt.Errorf("%d of %d committed records copied", n, committed)
 		}
 		return nil

@@ -190,7 +190,14 @@ func (w *workload) record() *kgo.Record {
 // produce writes n records and waits for all acknowledgements.
 func (w *workload) produce(t *testing.T, cl *kgo.Client, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	if err := w.write(t.Context(), cl, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// write is produce for goroutines other than the test's own.
+func (w *workload) write(ctx context.Context, cl *kgo.Client, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var (
 		wg       sync.WaitGroup
@@ -212,8 +219,9 @@ func (w *workload) produce(t *testing.T, cl *kgo.Client, n int) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		t.Fatalf("producing to %s: %v", w.topic, firstErr)
+		return fmt.Errorf("producing to %s: %w", w.topic, firstErr)
 	}
+	return nil
 }
 
 func producer(t *testing.T, c *kafkatest.Cluster) *kgo.Client {
@@ -278,9 +286,18 @@ func compare(t *testing.T, source, remote string, isolation kgo.IsolationLevel) 
 // committedProgress reads Strait's stored progress for a remote topic.
 func committedProgress(t *testing.T, group, remote string) map[int32]int64 {
 	t.Helper()
-	resps, err := env.Clusters[1].Admin(t).FetchOffsets(t.Context(), group)
+	out, err := storedProgress(t, group, remote)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// storedProgress is committedProgress for polling: errors are returned.
+func storedProgress(t *testing.T, group, remote string) (map[int32]int64, error) {
+	resps, err := env.Clusters[1].Admin(t).FetchOffsets(t.Context(), group)
+	if err != nil {
+		return nil, err
 	}
 	out := map[int32]int64{}
 	resps.Each(func(o kadm.OffsetResponse) {
@@ -288,5 +305,25 @@ func committedProgress(t *testing.T, group, remote string) map[int32]int64 {
 			out[o.Partition] = o.At
 		}
 	})
-	return out
+	return out, nil
+}
+
+// waitCaughtUp waits until Strait's stored progress for the remote topic
+// reached the source's end in every partition: unlike target end offsets,
+// this is not fooled by duplicates.
+func waitCaughtUp(t *testing.T, source, remote string, timeout time.Duration) {
+	t.Helper()
+	want := endOffsets(t, env.Clusters[0], source)
+	kafkatest.Eventually(t, timeout, func() error {
+		got, err := storedProgress(t, "strait-A", remote)
+		if err != nil {
+			return err
+		}
+		for p, n := range want {
+			if got[p] < n {
+				return fmt.Errorf("%s[%d]: progress %d of %d", source, p, got[p], n)
+			}
+		}
+		return nil
+	})
 }

@@ -104,11 +104,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		flows = append(flows, f)
 	}
 	if err := d.ping(ctx, flows); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	for _, f := range flows {
 		for _, it := range f.internal {
 			if err := topics.EnsureCompacted(ctx, it.adm, it.name, it.rf); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
 			}
 		}

@@ -187,10 +187,16 @@ func (m *Mirror) Update(ready []Topic, gone []string) {
 // returns an error only when the flow as a whole cannot run.
 func (m *Mirror) Run(ctx context.Context) error {
 	stored, err := m.loadProgress(ctx)
+	if ctx.Err() != nil {
+		return nil // stopped while starting: nothing to flush
+	}
 	if err != nil {
 		return err
 	}
 	idx, err := index.Load(ctx, m.cl.IndexReader, m.cfg.IndexTopic)
+	if ctx.Err() != nil {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)
 	}

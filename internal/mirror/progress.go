@@ -281,9 +281,41 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	if len(added) == 0 {
 		return
 	}
+	m.awaitProducerMetadata(ctx, added)
 	offsets := m.startOffsets(ctx, added, stored)
 	if len(offsets) > 0 {
 		m.src.AddConsumePartitions(offsets)
+	}
+}
+
+// awaitProducerMetadata waits until the producer knows the remote
+// partitions of grown topics: franz-go fails a record for a partition its
+// metadata does not have yet instead of waiting for it.
+func (m *Mirror) awaitProducerMetadata(ctx context.Context, parts []*partition) {
+	unknown := func() []*partition {
+		var out []*partition
+		for _, p := range parts {
+			if topicKnown, _, _ := m.dst.PartitionLeader(p.topic.Remote, 0); topicKnown < 0 {
+				continue // a new topic: the producer waits for its metadata itself
+			}
+			if leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num); leader < 0 {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for missing := unknown(); len(missing) > 0; missing = unknown() {
+		if time.Now().After(deadline) {
+			m.log.Warn("the producer does not see new partitions of the target yet; they may fail and stop", "partitions", len(missing))
+			return
+		}
+		m.dst.ForceMetadataRefresh()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 

@@ -233,6 +233,20 @@ func (r *Reconciler) matchPartitions(ctx context.Context, res Result, have int32
 	return Grown, nil
 }
 
+// matchExisting describes a remote topic that turned out to exist and
+// matches its partitions.
+func (r *Reconciler) matchExisting(ctx context.Context, res Result) (Action, error) {
+	dst, err := r.dst.ListTopics(ctx, res.Remote)
+	if err != nil {
+		return Failed, fmt.Errorf("describing remote topic %q on the target: %w", res.Remote, err)
+	}
+	d, ok := dst[res.Remote]
+	if !ok || d.Err != nil {
+		return Failed, fmt.Errorf("remote topic %q exists on the target but cannot be described yet (%v); retrying", res.Remote, d.Err)
+	}
+	return r.matchPartitions(ctx, res, int32(len(d.Partitions)))
+}
+
 func (r *Reconciler) hasProgress(ctx context.Context, remote string) (bool, error) {
 	resps, err := r.dst.FetchOffsets(ctx, r.cfg.Group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
@@ -286,8 +300,9 @@ func (r *Reconciler) createMissing(ctx context.Context, selected []kadm.TopicDet
 			res.Action = Created
 			r.log.Info("created remote topic", "topic", res.Source, "remote", res.Remote, "partitions", res.Partitions, "replication_factor", r.cfg.ReplicationFactor, "configs", len(cfgs))
 		case errors.Is(err, kerr.TopicAlreadyExists):
-			// Created concurrently (another node); the next pass matches it.
-			res.Action, res.Err = Failed, fmt.Errorf("remote topic %q appeared while being created; retrying", res.Remote)
+			// Our metadata was stale, or another node created it: match it
+			// like any existing topic.
+			res.Action, res.Err = r.matchExisting(ctx, *res)
 		case errors.Is(err, kerr.InvalidReplicationFactor):
 			res.Action, res.Err = Failed, fmt.Errorf("creating remote topic %q on the target: %w; set replication.factor to at most the number of target brokers (or -1 for the broker default)", res.Remote, err)
 		default:
