@@ -45,7 +45,9 @@ cluster the flows use.`,
 				return usageError{fmt.Errorf("%s has problems:\n%w", cf.file, err)}
 			}
 			cfg.Describe(stdout)
-			clientWarnings(stdout, cfg)
+			if err := clientSettings(stdout, cfg); err != nil {
+				return usageError{err}
+			}
 			if offline {
 				return nil
 			}
@@ -59,11 +61,12 @@ cluster the flows use.`,
 	return cmd
 }
 
-// clientWarnings prints the Java client settings that have no franz-go
-// equivalent, once per key.
-func clientWarnings(w io.Writer, cfg *config.Config) {
+// clientSettings prints the Java client settings that have no franz-go
+// equivalent, once per key, and fails on settings Strait cannot honour.
+func clientSettings(w io.Writer, cfg *config.Config) error {
 	seen := map[string]bool{}
 	var lines []string
+	var errs []error
 	for _, f := range cfg.Flows {
 		for _, rc := range flowClients(f) {
 			m, err := kafkaclient.Map(rc.role, rc.client)
@@ -71,8 +74,9 @@ func clientWarnings(w io.Writer, cfg *config.Config) {
 			for _, warn := range m.Warnings {
 				msgs = append(msgs, "warning: "+warn.String())
 			}
-			if err != nil {
+			if err != nil && !seen["error: "+err.Error()] {
 				msgs = append(msgs, "error: "+err.Error())
+				errs = append(errs, err)
 			}
 			for _, msg := range msgs {
 				if !seen[msg] {
@@ -88,6 +92,10 @@ func clientWarnings(w io.Writer, cfg *config.Config) {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: client settings Strait cannot honour: %w", cfg.Path, errors.Join(errs...))
+	}
+	return nil
 }
 
 type roleClient struct {

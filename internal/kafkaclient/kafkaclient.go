@@ -364,6 +364,9 @@ func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...
 	if len(brokers) == 0 {
 		return nil, m, fmt.Errorf("cluster %q has no bootstrap.servers: set %s.bootstrap.servers", c.Cluster, c.Cluster)
 	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	clientID := id.Flow + "|strait|" + id.Role
 	if user, ok := c.Get("client.id"); ok && strings.TrimSpace(user) != "" {
 		clientID = strings.TrimSpace(user) + "|" + clientID

@@ -1,0 +1,55 @@
+# Strait: make fmt lint test test-integration fuzz bench ci
+GO          ?= go
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 10s
+
+.PHONY: all build fmt lint test test-integration fuzz bench ci demo
+
+all: build
+
+build:
+	$(GO) build -o bin/strait ./cmd/strait
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# lint fails on unformatted code, vet findings and staticcheck findings,
+# for the unit and the integration build alike.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags integration ./...
+	@$(GO) mod tidy -diff >/dev/null || (echo "go mod tidy would change go.mod/go.sum"; exit 1)
+
+# Unit tests: pure packages and kfake, with the race detector.
+test:
+	$(GO) test -race -count=1 ./...
+
+# Integration tests: real Apache Kafka brokers, started once per package by
+# scripts/kafka.sh (which fetches the jars with Maven on first use).
+test-integration:
+	scripts/kafka.sh fetch
+	$(GO) test -tags integration -count=1 -p 1 -timeout 30m ./...
+
+# Fuzz targets, each for a bounded time.
+fuzz:
+	@set -e; for spec in \
+		internal/wire:FuzzDecodeHeartbeat internal/wire:FuzzDecodeCheckpoint \
+		internal/wire:FuzzDecodeOffsetSync internal/wire:FuzzDecodeConnectOffsetKey \
+		internal/wire:FuzzDecodeConnectOffsetValue internal/wire:FuzzDecodeIndexSegment \
+		internal/config:FuzzParse; do \
+		pkg=$${spec%%:*}; fn=$${spec##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) ./$$pkg; \
+	done
+
+bench:
+	$(GO) run ./bench
+
+demo:
+	$(GO) run ./cmd/strait demo
+
+# Everything CI runs.
+ci: lint test test-integration fuzz

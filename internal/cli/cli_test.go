@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	code := Main(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestDemoReplicatesAndExits(t *testing.T) {
+	code, out, errOut := run(t, "demo", "--duration", "10s", "--rate", "2000")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "Done: generated") || !strings.Contains(out, "strait run") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheck(t *testing.T) {
+	good := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:9092\nB.bootstrap.servers = 127.0.0.1:9093\nA->B.enabled = true\nB.producer.batch.size = 16384\n")
+	tls := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:9092\nB.bootstrap.servers = 127.0.0.1:9093\nA->B.enabled = true\nB.producer.ssl.key.password = hunter2\n")
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    []string
+		stderr    []string
+		forbidden string
+	}{
+		{name: "resolved flows", args: []string{"check", "-c", good, "--offline"}, code: ExitOK,
+			stdout: []string{"Flow A->B: enabled", "batch.size has no franz-go equivalent"}},
+		{name: "unsupported client setting fails, secret redacted", args: []string{"check", "-c", tls, "--offline"}, code: ExitUsage,
+			stdout: []string{"[redacted]"}, stderr: []string{"TLS and SASL are not supported"}, forbidden: "hunter2"},
+		{name: "positional file", args: []string{"check", good, "--offline"}, code: ExitOK, stdout: []string{"Flow A->B"}},
+		{name: "missing file", args: []string{"check", "-c", "/nonexistent.properties", "--offline"}, code: ExitUsage, stderr: []string{"/nonexistent.properties"}},
+		{name: "no file", args: []string{"check"}, code: ExitUsage, stderr: []string{"no config file"}},
+		{name: "bad config lists every error with its line", args: []string{"check", writeFile(t, "clusters = A, B\nA->B.enabled = true\nreplication.factor = zero\n"), "--offline"},
+			code: ExitUsage, stderr: []string{`mm2.properties:3: key "replication.factor": value "zero" is not an integer`, `set A.bootstrap.servers`}},
+		{name: "unknown flag", args: []string{"run", "--nope"}, code: ExitUsage, stderr: []string{"unknown flag"}},
+		{name: "extra args without --clusters", args: []string{"run", good, "B"}, code: ExitUsage, stderr: []string{"give cluster aliases with --clusters"}},
+		{name: "MM2-style --clusters list", args: []string{"check", good, "--offline", "--clusters", "B", "A"}, code: ExitOK, stdout: []string{"Flow A->B", "Flow B->A"}},
+		{name: "--clusters keeps flows to those targets", args: []string{"check", good, "--offline", "--clusters", "B"}, code: ExitOK, stdout: []string{"Flow A->B"}, forbidden: "Flow B->A"},
+		{name: "unreachable cluster", args: []string{"check", writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"), "--timeout", "2s"},
+			code: ExitFailure, stdout: []string{"FAILED", `cluster "A"`, "127.0.0.1:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(out, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(errOut, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errOut)
+				}
+			}
+			if tt.forbidden != "" && strings.Contains(out+errOut, tt.forbidden) {
+				t.Errorf("output contains %q", tt.forbidden)
+			}
+		})
+	}
+}
