@@ -30,6 +30,14 @@ const (
 	// StraitFlushInterval replaces Connect's 60 s offset flush when the file
 	// does not set <target>.offset.flush.interval.ms.
 	StraitFlushInterval = time.Second
+	// StraitRefreshGroupsInterval replaces MM2's 600 s group refresh when
+	// the file does not set refresh.groups.interval.seconds.
+	StraitRefreshGroupsInterval = 10 * time.Second
+	// StraitCheckpointInterval replaces MM2's 60 s for
+	// emit.checkpoints.interval.seconds and
+	// sync.group.offsets.interval.seconds when the file does not set them:
+	// checkpoints are exact and cheap, and failover wants them fresh.
+	StraitCheckpointInterval = 5 * time.Second
 )
 
 // flows resolves every pair MM2's driver would create a herder for.
@@ -327,9 +335,16 @@ func (l *loader) flow(s, t string) *Flow {
 
 	f.Groups = r.regexList("groups", defaultGroups)
 	f.GroupsExclude = r.regexList("groups.exclude", defaultGroupsExclude)
-	f.RefreshGroupsEnabled, f.RefreshGroupsInterval, _ = r.schedule("refresh.groups", true, 600, runs)
-	f.EmitCheckpointsEnabled, f.EmitCheckpointsInterval, _ = r.schedule("emit.checkpoints", true, 60, runs)
-	f.SyncGroupOffsetsEnabled, f.SyncGroupOffsetsInterval, _ = r.schedule("sync.group.offsets", false, 60, runs)
+	var set bool
+	if f.RefreshGroupsEnabled, f.RefreshGroupsInterval, set = r.schedule("refresh.groups", true, 600, runs); !set {
+		f.RefreshGroupsInterval = StraitRefreshGroupsInterval
+	}
+	if f.EmitCheckpointsEnabled, f.EmitCheckpointsInterval, set = r.schedule("emit.checkpoints", true, 60, runs); !set {
+		f.EmitCheckpointsInterval = StraitCheckpointInterval
+	}
+	if f.SyncGroupOffsetsEnabled, f.SyncGroupOffsetsInterval, set = r.schedule("sync.group.offsets", false, 60, runs); !set {
+		f.SyncGroupOffsetsInterval = StraitCheckpointInterval
+	}
 	f.CheckpointsTopicReplicationFactor = r.replicationFactor("checkpoints.topic.replication.factor", 16, 3)
 
 	f.EmitHeartbeatsEnabled, f.EmitHeartbeatsInterval, _ = r.schedule("emit.heartbeats", true, 1, true)

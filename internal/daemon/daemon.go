@@ -1,6 +1,7 @@
 // Package daemon builds every component of a Strait node from a Config,
-// runs them, and stops them in order: control plane first, then the data
-// plane (which flushes and commits), then the clients.
+// runs them, and stops them in order: control plane first (topics,
+// checkpoints, heartbeats), then the data plane (which flushes and commits),
+// then the clients.
 package daemon
 
 import (
@@ -15,11 +16,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/checkpoint"
 	"strait/internal/config"
+	"strait/internal/heartbeat"
 	"strait/internal/index"
 	"strait/internal/kafkaclient"
 	"strait/internal/mirror"
 	"strait/internal/policy"
+	"strait/internal/tail"
 	"strait/internal/topics"
 )
 
@@ -30,6 +34,8 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// ConnectTimeout bounds the first contact with each cluster.
 	ConnectTimeout time.Duration
+	// NoMM2Takeover turns off resuming from a Java MM2's stored progress.
+	NoMM2Takeover bool
 }
 
 // Daemon runs the flows of one config.
@@ -60,15 +66,30 @@ func New(cfg *config.Config, opts Options) *Daemon {
 // progress of the flow from source.
 func ProgressGroup(source string) string { return "strait-" + source }
 
-// flow is one enabled flow with its clients and components.
+// isProgressGroup reports whether group is one of Strait's progress groups
+// for the configured clusters; those are never checkpointed.
+func (d *Daemon) isProgressGroup(group string) bool {
+	for _, a := range d.cfg.Clusters {
+		if group == ProgressGroup(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// flow is one flow of the config with its clients and components. A
+// heartbeat-only pair has only the heartbeat emitter.
 type flow struct {
 	cfg      *config.Flow
 	clients  []*kgo.Client // every client of the flow, closed last
-	srcAdmin *kgo.Client
-	dstAdmin *kgo.Client
-	internal []internalTopic // created before the flow starts
-	mirror   *mirror.Mirror
-	topics   *topics.Reconciler
+	pings    []ping        // one client per cluster the flow talks to
+	internal []internalTopic
+
+	mirror      *mirror.Mirror
+	topics      *topics.Reconciler
+	indexReader *index.Reader
+	checkpoints *checkpoint.Checkpointer
+	heartbeat   *heartbeat.Emitter
 }
 
 // internalTopic is a compacted topic a flow writes its own records to.
@@ -78,16 +99,20 @@ type internalTopic struct {
 	rf   int
 }
 
+type ping struct {
+	alias string
+	cl    *kgo.Client
+}
+
 func (f *flow) close() {
 	for _, c := range f.clients {
 		c.Close()
 	}
 }
 
-// Run builds and runs every enabled flow until ctx is done or a flow fails.
+// Run builds and runs every flow until ctx is done or a flow fails.
 func (d *Daemon) Run(ctx context.Context) error {
-	enabled := d.cfg.EnabledFlows()
-	if len(enabled) == 0 {
+	if len(d.cfg.EnabledFlows()) == 0 {
 		return errors.New("no flow is enabled: set SOURCE->TARGET.enabled = true for at least one pair of clusters")
 	}
 	var flows []*flow
@@ -96,28 +121,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 			f.close()
 		}
 	}()
-	for _, fc := range enabled {
+	for _, fc := range d.cfg.Flows {
 		f, err := d.build(fc)
 		if err != nil {
 			return err
 		}
-		flows = append(flows, f)
+		if f != nil {
+			flows = append(flows, f)
+		}
 	}
-	if err := d.ping(ctx, flows); err != nil {
+	if err := d.prepare(ctx, flows); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
 		return err
-	}
-	for _, f := range flows {
-		for _, it := range f.internal {
-			if err := topics.EnsureCompacted(ctx, it.adm, it.name, it.rf); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
-			}
-		}
 	}
 	d.mu.Lock()
 	d.flows = flows
@@ -144,19 +161,28 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stopCtl()
 		stopData()
 	}
-	for _, f := range flows {
-		ctl.Go(func() {
-			if err := f.topics.Run(ctlCtx); err != nil {
-				fail(fmt.Errorf("flow %s: topics: %w", f.cfg.Name(), err))
-			}
-		})
-		data.Go(func() {
-			if err := f.mirror.Run(dataCtx); err != nil {
-				fail(err)
+	runner := func(wg *sync.WaitGroup, ctx context.Context, name string, run func(context.Context) error) {
+		wg.Go(func() {
+			if err := run(ctx); err != nil {
+				fail(fmt.Errorf("%s: %w", name, err))
 			}
 		})
 	}
-	d.log.Info("replicating", "flows", flowNames(flows))
+	for _, f := range flows {
+		name := "flow " + f.cfg.Name()
+		if f.mirror != nil {
+			runner(&data, dataCtx, name, f.mirror.Run)
+			runner(&ctl, ctlCtx, name+": topics", f.topics.Run)
+		}
+		if f.indexReader != nil {
+			runner(&ctl, ctlCtx, name+": offset index", f.indexReader.Run)
+			runner(&ctl, ctlCtx, name+": checkpoints", f.checkpoints.Run)
+		}
+		if f.heartbeat != nil {
+			runner(&ctl, ctlCtx, name+": heartbeats", f.heartbeat.Run)
+		}
+	}
+	d.log.Info("running", "flows", flowNames(flows))
 	<-dataCtx.Done()
 	stopCtl()
 	ctl.Wait()
@@ -166,97 +192,183 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return firstErr
 }
 
-// build creates the clients and components of one flow.
+// prepare checks every cluster once, so an unreachable cluster fails fast
+// with its alias and address instead of retrying silently, then creates
+// the internal topics.
+func (d *Daemon) prepare(ctx context.Context, flows []*flow) error {
+	var pings []ping
+	seen := map[string]bool{}
+	for _, f := range flows {
+		for _, p := range f.pings {
+			if !seen[p.alias] {
+				seen[p.alias] = true
+				pings = append(pings, p)
+			}
+		}
+	}
+	errs := make([]error, len(pings))
+	var wg sync.WaitGroup
+	for i, p := range pings {
+		wg.Go(func() {
+			errs[i] = kafkaclient.Ping(ctx, p.cl, p.alias, strings.Join(d.cfg.Cluster[p.alias].BootstrapServers, ","), d.opts.ConnectTimeout)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, f := range flows {
+		for _, it := range f.internal {
+			if err := topics.EnsureCompacted(ctx, it.adm, it.name, it.rf); err != nil {
+				return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// builder creates a flow's clients and remembers them for closing.
+type builder struct {
+	d *Daemon
+	f *flow
+}
+
+func (b *builder) client(role kafkaclient.Role, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+	name := b.f.cfg.Name()
+	cl, m, err := kafkaclient.New(role, c, kafkaclient.Identity{Flow: name, Role: id}, b.d.log, extra...)
+	if err != nil {
+		return nil, fmt.Errorf("flow %s: %w", name, err)
+	}
+	b.f.clients = append(b.f.clients, cl)
+	for _, w := range m.Warnings {
+		b.d.log.Warn("client setting", "flow", name, "role", id, "warning", w.String())
+	}
+	return cl, nil
+}
+
+// build creates the clients and components of one flow, or returns nil
+// when the flow has nothing to do on this node.
 func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 	f := &flow{cfg: fc}
+	b := &builder{d: d, f: f}
 	defer func() {
 		if err != nil {
 			f.close()
 		}
 	}()
-	name := fc.Name()
-	newClient := func(role kafkaclient.Role, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, kafkaclient.Mapped, error) {
-		cl, m, err := kafkaclient.New(role, c, kafkaclient.Identity{Flow: name, Role: id}, d.log, extra...)
-		if err != nil {
-			return nil, m, fmt.Errorf("flow %s: %w", name, err)
-		}
-		f.clients = append(f.clients, cl)
-		for _, w := range m.Warnings {
-			d.log.Warn("client setting", "flow", name, "role", id, "warning", w.String())
-		}
-		return cl, m, nil
-	}
-	consMap, err := kafkaclient.Map(kafkaclient.Consumer, fc.SourceConsumer)
+	pol, err := policy.New(fc.Policy.Class, fc.Policy.Separator, fc.Policy.InternalSeparatorEnabled, fc.Source)
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: source consumer settings: %w", name, err)
+		return nil, fmt.Errorf("flow %s: %w", fc.Name(), err)
 	}
-	src, _, err := newClient(kafkaclient.Consumer, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted)...)
-	if err != nil {
-		return nil, err
-	}
-	dst, _, err := newClient(kafkaclient.Producer, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
-	if err != nil {
-		return nil, err
-	}
-	srcAdm, _, err := newClient(kafkaclient.Admin, fc.SourceAdmin, "replication-source-admin")
-	if err != nil {
-		return nil, err
-	}
-	dstAdm, _, err := newClient(kafkaclient.Admin, fc.TargetAdmin, "replication-target-admin")
-	if err != nil {
-		return nil, err
-	}
-	f.srcAdmin, f.dstAdmin = srcAdm, dstAdm
-	meta, _, err := newClient(kafkaclient.Producer, fc.TargetProducer, "internal-target-producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		return nil, err
-	}
-	indexReader, _, err := newClient(kafkaclient.Consumer, fc.TargetConsumer, "index-target-consumer")
-	if err != nil {
-		return nil, err
-	}
-	syncWriter := meta
-	if fc.EmitOffsetSyncsEnabled && fc.OffsetSyncsTopicLocation != "target" {
-		if syncWriter, _, err = newClient(kafkaclient.Producer, fc.SourceProducer, "offset-syncs-source-producer", kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+	if fc.EmitHeartbeatsEnabled {
+		if err := d.buildHeartbeats(b, pol); err != nil {
 			return nil, err
 		}
 	}
+	if fc.Enabled {
+		if err := d.buildReplication(b, pol); err != nil {
+			return nil, err
+		}
+	}
+	if f.heartbeat == nil && f.mirror == nil {
+		return nil, nil
+	}
+	return f, nil
+}
 
-	pol, err := policy.New(fc.Policy.Class, fc.Policy.Separator, fc.Policy.InternalSeparatorEnabled, fc.Source)
+func (d *Daemon) buildHeartbeats(b *builder, pol policy.ReplicationPolicy) error {
+	fc := b.f.cfg
+	cl, err := b.client(kafkaclient.Producer, fc.TargetProducer, "heartbeats-target-producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: %w", name, err)
+		return err
+	}
+	b.f.pings = append(b.f.pings, ping{fc.Target, cl})
+	b.f.internal = append(b.f.internal, internalTopic{adm: kadm.NewClient(cl), name: pol.HeartbeatsTopic(), rf: fc.HeartbeatsTopicReplicationFactor})
+	b.f.heartbeat = heartbeat.New(heartbeat.Config{
+		Source: fc.Source, Target: fc.Target, Topic: pol.HeartbeatsTopic(), Interval: fc.EmitHeartbeatsInterval,
+	}, cl, d.log)
+	return nil
+}
+
+// buildReplication creates the data plane, the topic reconciler and the
+// checkpointer of an enabled flow.
+func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) error {
+	f, fc, name := b.f, b.f.cfg, b.f.cfg.Name()
+	consMap, err := kafkaclient.Map(kafkaclient.Consumer, fc.SourceConsumer)
+	if err != nil {
+		return fmt.Errorf("flow %s: source consumer settings: %w", name, err)
+	}
+	src, err := b.client(kafkaclient.Consumer, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted)...)
+	if err != nil {
+		return err
+	}
+	dst, err := b.client(kafkaclient.Producer, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
+	if err != nil {
+		return err
+	}
+	srcAdm, err := b.client(kafkaclient.Admin, fc.SourceAdmin, "replication-source-admin")
+	if err != nil {
+		return err
+	}
+	dstAdm, err := b.client(kafkaclient.Admin, fc.TargetAdmin, "replication-target-admin")
+	if err != nil {
+		return err
+	}
+	f.pings = append(f.pings, ping{fc.Source, srcAdm}, ping{fc.Target, dstAdm})
+	meta, err := b.client(kafkaclient.Producer, fc.TargetProducer, "internal-target-producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	loader, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "internal-target-consumer", tail.ClientOpts()...)
+	if err != nil {
+		return err
+	}
+	syncWriter := meta
+	if fc.EmitOffsetSyncsEnabled && fc.OffsetSyncsTopicLocation != "target" {
+		if syncWriter, err = b.client(kafkaclient.Producer, fc.SourceProducer, "offset-syncs-source-producer", kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+			return err
+		}
 	}
 	topicFilter, err := policy.NewFilter(fc.Topics, fc.TopicsExclude)
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: %w", name, err)
+		return fmt.Errorf("flow %s: %w", name, err)
 	}
 	cfgFilter, err := policy.NewConfigFilter(fc.ConfigPropertiesExclude, fc.UseDefaultsFrom)
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: %w", name, err)
+		return fmt.Errorf("flow %s: %w", name, err)
 	}
 	group := ProgressGroup(fc.Source)
-	f.internal = []internalTopic{{adm: kadm.NewClient(dstAdm), name: index.TopicName(fc.Source), rf: fc.OffsetSyncsTopicReplicationFactor}}
+	indexTopic := index.TopicName(fc.Source)
+	tgtAdm, srcAdmK := kadm.NewClient(dstAdm), kadm.NewClient(srcAdm)
+	f.internal = append(f.internal, internalTopic{adm: tgtAdm, name: indexTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
 	var syncTopic string
 	if fc.EmitOffsetSyncsEnabled {
 		if fc.OffsetSyncsTopicLocation == "target" {
 			syncTopic = pol.OffsetSyncsTopic(fc.Source)
-			f.internal = append(f.internal, internalTopic{adm: kadm.NewClient(dstAdm), name: syncTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
+			f.internal = append(f.internal, internalTopic{adm: tgtAdm, name: syncTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
 		} else {
 			syncTopic = pol.OffsetSyncsTopic(fc.Target)
-			f.internal = append(f.internal, internalTopic{adm: kadm.NewClient(srcAdm), name: syncTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
+			f.internal = append(f.internal, internalTopic{adm: srcAdmK, name: syncTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
 		}
+	}
+	var takeover string
+	if !d.opts.NoMM2Takeover {
+		takeover = fc.OffsetStorageTopic
 	}
 	f.mirror = mirror.New(mirror.Config{
 		Flow:            name,
+		Source:          fc.Source,
 		Group:           group,
 		FlushInterval:   fc.FlushInterval,
 		AutoOffsetReset: consMap.Settings.AutoOffsetReset,
 		ReadCommitted:   consMap.Settings.ReadCommitted,
 		ShutdownTimeout: d.opts.ShutdownTimeout,
-		IndexTopic:      index.TopicName(fc.Source),
+		IndexTopic:      indexTopic,
 		SyncTopic:       syncTopic,
 		OffsetLagMax:    fc.OffsetLagMax,
-	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: indexReader, SyncWriter: syncWriter}, d.log)
+		TakeoverTopic:   takeover,
+	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
+
 	interval := fc.RefreshTopicsInterval
 	if !fc.RefreshTopicsEnabled {
 		interval = 24 * time.Hour
@@ -272,42 +384,52 @@ func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 		ReplicationFactor:     fc.ReplicationFactor,
 		Interval:              interval,
 		Group:                 group,
-	}, kadm.NewClient(srcAdm), kadm.NewClient(dstAdm), func(ready []topics.Ready, gone []string) {
+	}, srcAdmK, tgtAdm, func(ready []topics.Ready, gone []string) {
 		ts := make([]mirror.Topic, len(ready))
 		for i, r := range ready {
 			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
 		}
 		f.mirror.Update(ts, gone)
 	}, d.log)
-	return f, nil
+
+	if !fc.EmitCheckpointsEnabled && !fc.SyncGroupOffsetsEnabled {
+		return nil
+	}
+	return d.buildCheckpoints(b, pol, topicFilter, srcAdmK, tgtAdm, meta)
 }
 
-// ping checks every cluster once, so an unreachable cluster fails fast with
-// its alias and address instead of retrying silently.
-func (d *Daemon) ping(ctx context.Context, flows []*flow) error {
-	type target struct {
-		alias string
-		cl    *kgo.Client
+func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topicFilter *policy.Filter, srcAdm, tgtAdm *kadm.Client, producer *kgo.Client) error {
+	f, fc := b.f, b.f.cfg
+	groupFilter, err := policy.NewFilter(fc.Groups, fc.GroupsExclude)
+	if err != nil {
+		return fmt.Errorf("flow %s: %w", fc.Name(), err)
 	}
-	var targets []target
-	seen := map[string]bool{}
-	for _, f := range flows {
-		for _, t := range []target{{f.cfg.Source, f.srcAdmin}, {f.cfg.Target, f.dstAdmin}} {
-			if !seen[t.alias] {
-				seen[t.alias] = true
-				targets = append(targets, t)
-			}
-		}
+	follower, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "index-target-consumer", tail.ClientOpts()...)
+	if err != nil {
+		return err
 	}
-	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Go(func() {
-			errs[i] = kafkaclient.Ping(ctx, t.cl, t.alias, strings.Join(d.cfg.Cluster[t.alias].BootstrapServers, ","), d.opts.ConnectTimeout)
-		})
+	loader, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "checkpoints-target-consumer", tail.ClientOpts()...)
+	if err != nil {
+		return err
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	cpTopic := pol.CheckpointsTopic(fc.Source)
+	f.internal = append(f.internal, internalTopic{adm: tgtAdm, name: cpTopic, rf: fc.CheckpointsTopicReplicationFactor})
+	f.indexReader = index.NewReader(follower, index.TopicName(fc.Source), d.log)
+	emit := fc.EmitCheckpointsInterval
+	if !fc.EmitCheckpointsEnabled {
+		emit = fc.SyncGroupOffsetsInterval
+	}
+	f.checkpoints = checkpoint.New(checkpoint.Config{
+		Flow:                  checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topicFilter},
+		Groups:                groupFilter,
+		Internal:              d.isProgressGroup,
+		Topic:                 cpTopic,
+		EmitInterval:          emit,
+		RefreshGroupsInterval: fc.RefreshGroupsInterval,
+		SyncGroupOffsets:      fc.SyncGroupOffsetsEnabled,
+		SyncInterval:          fc.SyncGroupOffsetsInterval,
+	}, checkpoint.Clients{SourceAdmin: srcAdm, TargetAdmin: tgtAdm, Producer: producer, Loader: loader}, f.indexReader, d.log)
+	return nil
 }
 
 // Status is a snapshot of every flow.
@@ -317,19 +439,28 @@ type Status struct {
 
 // FlowStatus is a snapshot of one flow.
 type FlowStatus struct {
-	Name   string          `json:"name"`
-	Mirror mirror.Status   `json:"mirror"`
-	Topics []topics.Result `json:"-"`
+	Name        string             `json:"name"`
+	Mirror      mirror.Status      `json:"mirror"`
+	Topics      []topics.Result    `json:"-"`
+	Checkpoints *checkpoint.Status `json:"checkpoints,omitempty"`
 }
 
-// Status returns a snapshot of every running flow.
+// Status returns a snapshot of every replicating flow.
 func (d *Daemon) Status() Status {
 	d.mu.Lock()
 	flows := d.flows
 	d.mu.Unlock()
 	var st Status
 	for _, f := range flows {
-		st.Flows = append(st.Flows, FlowStatus{Name: f.cfg.Name(), Mirror: f.mirror.Status(), Topics: f.topics.Results()})
+		if f.mirror == nil {
+			continue
+		}
+		fs := FlowStatus{Name: f.cfg.Name(), Mirror: f.mirror.Status(), Topics: f.topics.Results()}
+		if f.checkpoints != nil {
+			cs := f.checkpoints.Status()
+			fs.Checkpoints = &cs
+		}
+		st.Flows = append(st.Flows, fs)
 	}
 	return st
 }
@@ -338,6 +469,9 @@ func flowNames(flows []*flow) []string {
 	out := make([]string, len(flows))
 	for i, f := range flows {
 		out[i] = f.cfg.Name()
+		if f.mirror == nil {
+			out[i] += " (heartbeats)"
+		}
 	}
 	return out
 }

@@ -92,8 +92,22 @@ func TestReplicatesAndResumes(t *testing.T) {
 	cfg := fakeConfig(t, a, b, "")
 	d, stop := runDaemon(t, cfg)
 	waitRecords(t, b, "A.orders", 2000)
-	if st := d.Status(); len(st.Flows) != 1 || st.Flows[0].Mirror.Records != 2000 {
+	st := d.Status()
+	if len(st.Flows) != 1 {
 		t.Fatalf("status %+v", st)
+	}
+	var copied int64
+	heartbeats := false
+	for _, p := range st.Flows[0].Mirror.Partitions {
+		switch p.Topic {
+		case "orders":
+			copied += p.Records
+		case "heartbeats": // written into A by the heartbeat-only pair B->A
+			heartbeats = true
+		}
+	}
+	if copied != 2000 || !heartbeats {
+		t.Fatalf("copied %d records, heartbeats replicated %v: %+v", copied, heartbeats, st)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

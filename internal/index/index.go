@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/offsets"
+	"strait/internal/tail"
 	"strait/internal/wire"
 )
 
@@ -131,58 +130,14 @@ func (s *state) build(only map[TP]bool) Map {
 	return m
 }
 
-// Load reads the index topic from its start to its current end. cl must be
-// a client without consume options that Load may use exclusively; a missing
-// topic is an empty index.
+// Load reads the index topic from its start to its current end. cl must
+// suit tail.ReadToEnd; a missing topic is an empty index.
 func Load(ctx context.Context, cl *kgo.Client, topic string) (Map, error) {
 	st := newState()
-	if err := readToEnd(ctx, cl, topic, st.add); err != nil {
+	if _, err := tail.ReadToEnd(ctx, cl, topic, func(r *kgo.Record) { st.add(r.Key, r.Value) }); err != nil {
 		return Map{}, err
 	}
 	return st.build(nil), nil
-}
-
-// readToEnd consumes partition 0 of topic up to the end offset it had when
-// the call started, calling fn for every record.
-func readToEnd(ctx context.Context, cl *kgo.Client, topic string, fn func(key, value []byte) bool) error {
-	adm := kadm.NewClient(cl)
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("listing the end of %s: %w", topic, err)
-	}
-	end, ok := ends.Lookup(topic, 0)
-	if !ok || end.Err != nil {
-		if ok && end.Err != nil && !isUnknownTopic(end.Err) {
-			return fmt.Errorf("listing the end of %s: %w", topic, end.Err)
-		}
-		return nil // no topic yet: nothing stored
-	}
-	if end.Offset == 0 {
-		return nil
-	}
-	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}})
-	defer cl.RemoveConsumePartitions(map[string][]int32{topic: {0}})
-	for {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("reading %s: %w", topic, err)
-		}
-		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
-		if ferr != nil {
-			return fmt.Errorf("reading %s: %w", topic, ferr)
-		}
-		done := false
-		fs.EachRecord(func(r *kgo.Record) {
-			fn(r.Key, r.Value)
-			if r.Offset >= end.Offset-1 {
-				done = true
-			}
-		})
-		if done {
-			return nil
-		}
-	}
 }
 
 // Reader follows the index topic and answers translations from it. It is
@@ -208,11 +163,13 @@ func NewReader(cl *kgo.Client, topic string, log *slog.Logger) *Reader {
 // Run reads the topic until ctx is done. Ready turns true once it has read
 // everything that existed when it started.
 func (r *Reader) Run(ctx context.Context) error {
+	var from map[int32]int64
 	for ctx.Err() == nil {
 		lctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := readToEnd(lctx, r.cl, r.topic, r.add)
+		ends, err := tail.ReadToEnd(lctx, r.cl, r.topic, func(rec *kgo.Record) { r.add(rec.Key, rec.Value) })
 		cancel()
 		if err == nil {
+			from = ends
 			break
 		}
 		r.log.Warn("loading the offset index failed; retrying", "err", err)
@@ -225,26 +182,9 @@ func (r *Reader) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.ready = true
 	r.mu.Unlock()
-	// Follow from where the initial read stopped: the client keeps its
-	// position only while the partition stays assigned, so re-add it.
-	ends, err := kadm.NewClient(r.cl).ListEndOffsets(ctx, r.topic)
-	start := kgo.NewOffset().AtEnd()
-	if err == nil {
-		if o, ok := ends.Lookup(r.topic, 0); ok && o.Err == nil {
-			start = kgo.NewOffset().At(o.Offset)
-		}
-	}
-	r.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{r.topic: {0: start}})
-	for {
-		fs := r.cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		fs.EachError(func(_ string, _ int32, err error) {
-			r.log.Warn("reading the offset index", "err", err)
-		})
-		fs.EachRecord(func(rec *kgo.Record) { r.add(rec.Key, rec.Value) })
-	}
+	tail.Follow(ctx, r.cl, r.topic, from, func(rec *kgo.Record) { r.add(rec.Key, rec.Value) },
+		func(err error) { r.log.Warn("reading the offset index", "err", err) })
+	return nil
 }
 
 func (r *Reader) add(key, value []byte) bool {
@@ -289,5 +229,3 @@ func (r *Reader) Translate(topic string, partition int32, u int64) (int64, offse
 	}
 	return p.Translate(u)
 }
-
-func isUnknownTopic(err error) bool { return errors.Is(err, kerr.UnknownTopicOrPartition) }

@@ -44,8 +44,10 @@ func TestMap(t *testing.T) {
 		{name: "bad number names the key and line", role: Producer, props: []string{"linger.ms", "soon"}, errWith: `key "B.producer.linger.ms" (line 1): linger.ms must be a non-negative integer, got "soon"`},
 		{name: "consumer settings", role: Consumer,
 			props: []string{"auto.offset.reset", "latest", "isolation.level", "read_uncommitted", "fetch.max.bytes", "1048576", "max.partition.fetch.bytes", "65536", "fetch.min.bytes", "1", "fetch.max.wait.ms", "100", "max.poll.records", "2000"},
-			opts: 4, warnWith: "copies records of aborted transactions",
-			want: func(s Settings) bool { return s.AutoOffsetReset == "latest" && !s.ReadCommitted && s.MaxPollRecords == 2000 }},
+			opts:  4, warnWith: "copies records of aborted transactions",
+			want: func(s Settings) bool {
+				return s.AutoOffsetReset == "latest" && !s.ReadCommitted && s.MaxPollRecords == 2000
+			}},
 		{name: "group settings do not apply", role: Consumer, props: []string{"group.id", "g"}, warnWith: "without a consumer group"},
 		{name: "auto commit is ignored", role: Consumer, props: []string{"enable.auto.commit", "true"}, warnWith: "only after the target acknowledged"},
 		{name: "bad reset", role: Consumer, props: []string{"auto.offset.reset", "smallest"}, errWith: "auto.offset.reset must be earliest, latest or none"},

@@ -28,8 +28,9 @@ import (
 
 // Config is what one flow's data plane needs beyond its clients.
 type Config struct {
-	Flow  string // "A->B", for logs and status
-	Group string // progress group on the target cluster
+	Flow   string // "A->B", for logs and status
+	Source string // source alias
+	Group  string // progress group on the target cluster
 	// FlushInterval is how often acknowledged progress is committed.
 	FlushInterval time.Duration
 	// AutoOffsetReset applies to partitions without stored progress that
@@ -48,6 +49,10 @@ type Config struct {
 	SyncTopic string
 	// OffsetLagMax is offset.lag.max for MM2's sync emission rules.
 	OffsetLagMax int64
+	// TakeoverTopic is a Java MM2's Connect offsets topic on the target
+	// (mm2-offsets.<source>.internal); partitions without Strait progress
+	// resume where MM2 stopped. Empty turns the takeover off.
+	TakeoverTopic string
 }
 
 // Clients are the Kafka clients of one flow's data plane.
@@ -101,6 +106,7 @@ type Mirror struct {
 	topics  map[string]*topicState // by source topic name
 	started bool                   // the first topic set was applied
 	stored  map[string]map[int32]storedOffset
+	mm2     map[string]map[int32]int64 // MM2's last replicated offsets, by source topic
 
 	records atomic.Int64
 	bytes   atomic.Int64
@@ -193,6 +199,13 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	mm2, err := m.loadTakeover(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("flow %s: %w", m.cfg.Flow, err)
+	}
 	idx, err := index.Load(ctx, m.cl.IndexReader, m.cfg.IndexTopic)
 	if ctx.Err() != nil {
 		return nil
@@ -205,6 +218,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.stored = stored
+	m.mm2 = mm2
 	m.index = idx
 	m.mu.Unlock()
 

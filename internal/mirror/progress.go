@@ -14,6 +14,7 @@ import (
 
 	"strait/internal/index"
 	"strait/internal/offsets"
+	"strait/internal/tail"
 	"strait/internal/wire"
 )
 
@@ -92,6 +93,53 @@ func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedO
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// loadTakeover reads a Java MM2's replication progress from its Connect
+// offsets topic on the target (spec mm2-compat.md §2.6), so partitions
+// Strait has no progress for resume where MM2 stopped. Records that are not
+// MirrorSourceConnector offsets of this flow's source are ignored; garbage
+// is skipped with a warning.
+func (m *Mirror) loadTakeover(ctx context.Context) (map[string]map[int32]int64, error) {
+	out := map[string]map[int32]int64{}
+	if m.cfg.TakeoverTopic == "" {
+		return out, nil
+	}
+	skipped := 0
+	_, err := tail.ReadToEnd(ctx, m.cl.IndexReader, m.cfg.TakeoverTopic, func(r *kgo.Record) {
+		k, err := wire.DecodeSourceOffsetKey(r.Key)
+		if err != nil {
+			if _, _, jerr := wire.DecodeConnectOffsetKey(r.Key); jerr != nil {
+				skipped++ // not even a Connect key
+			}
+			return // another connector's offsets
+		}
+		if k.Cluster != m.cfg.Source {
+			return
+		}
+		off, ok, err := wire.DecodeConnectOffsetValue(r.Value)
+		switch {
+		case err != nil:
+			skipped++
+		case !ok || off < 0:
+			delete(out[k.Topic], k.Partition)
+		default:
+			if out[k.Topic] == nil {
+				out[k.Topic] = map[int32]int64{}
+			}
+			out[k.Topic][k.Partition] = off
+		}
+	})
+	if skipped > 0 {
+		m.log.Warn("skipped undecodable records in MirrorMaker 2's offsets topic", "topic", m.cfg.TakeoverTopic, "count", skipped)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading MirrorMaker 2's progress from %s: %w", m.cfg.TakeoverTopic, err)
+	}
+	if len(out) > 0 {
+		m.log.Info("found MirrorMaker 2's stored progress; partitions without Strait progress resume from it", "topic", m.cfg.TakeoverTopic, "topics", len(out))
+	}
+	return out, nil
 }
 
 // commitLoop commits progress every FlushInterval until ctx is done.
@@ -359,9 +407,24 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 
 func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (kgo.Offset, error) {
 	name := fmt.Sprintf("%s[%d]", p.topic.Source, p.num)
+	// Where to resume: Strait's own progress, else a Java MM2's.
+	var (
+		next      int64
+		by        string
+		committed bool
+	)
 	s, ok := stored[p.topic.Remote][p.num]
-	if !ok {
+	switch {
+	case ok:
+		if s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
+			return kgo.Offset{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
+		}
+		next, by, committed = s.next, "stored progress", true
+	default:
+		last, mm2 := m.mm2[p.topic.Source][p.num]
 		switch {
+		case mm2:
+			next, by, ok = last+1, "MirrorMaker 2's stored progress in "+m.cfg.TakeoverTopic, true
 		case !p.initial:
 			return kgo.NewOffset().AtStart(), nil
 		case m.cfg.AutoOffsetReset == "none":
@@ -369,9 +432,6 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		case m.cfg.AutoOffsetReset != "latest":
 			return kgo.NewOffset().AtStart(), nil
 		}
-	}
-	if ok && s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
-		return kgo.Offset{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
 	}
 	if serr != nil || eerr != nil {
 		return kgo.Offset{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
@@ -399,15 +459,21 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		return kgo.NewOffset().At(end.Offset), nil
 	}
 	switch {
-	case s.next < start.Offset:
-		return kgo.Offset{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, stored progress %d); the partition is stopped to avoid a silent gap",
-			name, s.next, start.Offset-1, start.Offset, s.next)
-	case s.next > end.Offset:
-		return kgo.Offset{}, fmt.Errorf("stored progress %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
-			s.next, name, end.Offset, m.cfg.Group, p.topic.Remote)
+	case next < start.Offset:
+		return kgo.Offset{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, %s %d); the partition is stopped to avoid a silent gap",
+			name, next, start.Offset-1, start.Offset, by, next)
+	case next > end.Offset:
+		return kgo.Offset{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
+			by, next, name, end.Offset, m.cfg.Group, p.topic.Remote)
 	}
 	p.mu.Lock()
-	p.acked, p.committed = s.next, s.next
+	p.acked = next
+	if committed {
+		p.committed = next
+	}
 	p.mu.Unlock()
-	return kgo.NewOffset().At(s.next), nil
+	if !committed {
+		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
+	}
+	return kgo.NewOffset().At(next), nil
 }

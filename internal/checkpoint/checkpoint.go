@@ -1,0 +1,321 @@
+// Package checkpoint translates the committed offsets of source consumer
+// groups exactly (through the flow's offset index) and writes them as MM2
+// checkpoint records to `<source>.checkpoints.internal` on the target, so
+// RemoteClusterUtils.translateOffsets keeps working; with
+// sync.group.offsets.enabled it also commits the translated offsets to the
+// target groups that have no active members, never moving one back.
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/offsets"
+	"strait/internal/policy"
+	"strait/internal/tail"
+	"strait/internal/wire"
+)
+
+// Config is one flow's checkpoint settings.
+type Config struct {
+	Flow
+	Groups *policy.Filter
+	// Internal reports groups Strait itself uses (its progress groups),
+	// which are never checkpointed.
+	Internal func(group string) bool
+	// Topic is the checkpoints topic on the target.
+	Topic                 string
+	EmitInterval          time.Duration
+	RefreshGroupsInterval time.Duration
+	SyncGroupOffsets      bool
+	SyncInterval          time.Duration
+}
+
+// Clients are the Kafka clients a Checkpointer uses.
+type Clients struct {
+	SourceAdmin *kadm.Client
+	TargetAdmin *kadm.Client
+	Producer    *kgo.Client // writes checkpoint records on the target
+	Loader      *kgo.Client // reads the checkpoints topic once at start (tail.ClientOpts)
+}
+
+// Index is what the checkpointer needs from the offset index follower.
+type Index interface {
+	Translator
+	Ready() bool
+}
+
+type key struct {
+	group, topic string
+	partition    int32
+}
+
+// Checkpointer emits checkpoints for one flow.
+type Checkpointer struct {
+	cfg Config
+	cl  Clients
+	idx Index
+	log *slog.Logger
+
+	store    map[key]wire.Checkpoint // last checkpoint per (group, target topic, partition)
+	groups   []string
+	lastList time.Time
+	lastSync time.Time
+
+	mu      sync.Mutex
+	emitted atomic.Int64
+	skipped atomic.Int64 // undecodable records in the checkpoints topic
+	synced  atomic.Int64 // group offsets committed on the target
+}
+
+// New returns a Checkpointer; it starts nothing.
+func New(cfg Config, cl Clients, idx Index, log *slog.Logger) *Checkpointer {
+	return &Checkpointer{cfg: cfg, cl: cl, idx: idx, log: log.With("component", "checkpoint", "flow", cfg.Source+"->"+cfg.Target), store: map[key]wire.Checkpoint{}}
+}
+
+// Run loads the stored checkpoints, waits for the index, then emits every
+// EmitInterval (and syncs group offsets every SyncInterval) until ctx is done.
+func (c *Checkpointer) Run(ctx context.Context) error {
+	for {
+		err := c.load(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.log.Warn("loading stored checkpoints failed; retrying", "topic", c.cfg.Topic, "err", err)
+		if !sleep(ctx, 2*time.Second) {
+			return nil
+		}
+	}
+	for !c.idx.Ready() {
+		if !sleep(ctx, 100*time.Millisecond) {
+			return nil
+		}
+	}
+	t := time.NewTicker(c.cfg.EmitInterval)
+	defer t.Stop()
+	for {
+		if err := c.Tick(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("checkpointing failed; will retry", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// load reads the checkpoints topic (latest record per key), skipping
+// records that are not checkpoints with a warning.
+func (c *Checkpointer) load(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	store := map[key]wire.Checkpoint{}
+	_, err := tail.ReadToEnd(ctx, c.cl.Loader, c.cfg.Topic, func(r *kgo.Record) {
+		cp, err := wire.DecodeCheckpoint(r.Key, r.Value)
+		if err != nil {
+			c.skipped.Add(1)
+			c.log.Warn("skipped a record that is not a checkpoint", "topic", c.cfg.Topic, "offset", r.Offset, "err", err, "skipped_total", c.skipped.Load())
+			return
+		}
+		store[key{cp.Group, cp.Topic, cp.Partition}] = cp
+	})
+	if err != nil {
+		return err
+	}
+	c.store = store
+	return nil
+}
+
+// Tick runs one emission cycle (refreshing the group list and syncing
+// group offsets when their intervals passed).
+func (c *Checkpointer) Tick(ctx context.Context) error {
+	now := time.Now()
+	if c.groups == nil || now.Sub(c.lastList) >= c.cfg.RefreshGroupsInterval {
+		groups, err := c.listGroups(ctx)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.groups, c.lastList = groups, now
+		c.mu.Unlock()
+	}
+	err := c.emit(ctx, now)
+	if c.cfg.SyncGroupOffsets && now.Sub(c.lastSync) >= c.cfg.SyncInterval {
+		c.lastSync = now
+		err = errors.Join(err, c.syncGroups(ctx))
+	}
+	return err
+}
+
+func (c *Checkpointer) listGroups(ctx context.Context) ([]string, error) {
+	listed, err := c.cl.SourceAdmin.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing groups on %s: %w", c.cfg.Source, err)
+	}
+	groups := []string{}
+	for _, g := range listed.Groups() {
+		if c.cfg.Groups.Accepts(g) && (c.cfg.Internal == nil || !c.cfg.Internal(g)) {
+			groups = append(groups, g)
+		}
+	}
+	slices.Sort(groups)
+	return groups, nil
+}
+
+// emit translates every group and writes the checkpoints that are newer
+// than the stored ones (MM2's rule: a new group, an upstream rewind, or a
+// downstream advance), so checkpoints never move back.
+func (c *Checkpointer) emit(ctx context.Context, now time.Time) error {
+	var (
+		recs []*kgo.Record
+		cps  []wire.Checkpoint
+		errs []error
+	)
+	for _, g := range c.groups {
+		ts, err := TranslateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, g)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range ts {
+			if t.Result != offsets.Exact {
+				continue
+			}
+			cp := wire.Checkpoint{Group: g, Topic: t.RemoteTopic, Partition: t.Partition, UpstreamOffset: t.Upstream, DownstreamOffset: t.Downstream, Metadata: t.Metadata}
+			if prev, ok := c.store[key{g, cp.Topic, cp.Partition}]; ok && cp.UpstreamOffset >= prev.UpstreamOffset && cp.DownstreamOffset <= prev.DownstreamOffset {
+				continue
+			}
+			k, err := cp.AppendKey(nil)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("group %q: %w", g, err))
+				continue
+			}
+			v, err := cp.AppendValue(nil)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("group %q: %w", g, err))
+				continue
+			}
+			recs = append(recs, &kgo.Record{Topic: c.cfg.Topic, Partition: 0, Key: k, Value: v, Timestamp: now})
+			cps = append(cps, cp)
+		}
+	}
+	if len(recs) > 0 {
+		if err := c.cl.Producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("writing %d checkpoints to %s: %w", len(recs), c.cfg.Topic, err))...)
+		}
+		for _, cp := range cps {
+			c.store[key{cp.Group, cp.Topic, cp.Partition}] = cp
+		}
+		c.emitted.Add(int64(len(recs)))
+	}
+	return errors.Join(errs...)
+}
+
+// syncGroups commits the latest checkpoints to target groups that have no
+// active members: all of them to a group that does not exist, and to an
+// empty group only partitions it has no offset for or a lower one.
+func (c *Checkpointer) syncGroups(ctx context.Context) error {
+	byGroup := map[string]kadm.Offsets{}
+	for k, cp := range c.store {
+		if !slices.Contains(c.groups, k.group) {
+			continue
+		}
+		offs := byGroup[k.group]
+		if offs == nil {
+			offs = kadm.Offsets{}
+			byGroup[k.group] = offs
+		}
+		offs.Add(kadm.Offset{Topic: cp.Topic, Partition: cp.Partition, At: cp.DownstreamOffset, LeaderEpoch: -1, Metadata: cp.Metadata})
+	}
+	if len(byGroup) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		names = append(names, g)
+	}
+	described, err := c.cl.TargetAdmin.DescribeGroups(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("describing groups on %s: %w", c.cfg.Target, err)
+	}
+	var errs []error
+	for _, g := range names {
+		want := byGroup[g]
+		d, ok := described[g]
+		state := "Dead"
+		if ok && d.Err == nil {
+			state = d.State
+		} else if ok && d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+			errs = append(errs, fmt.Errorf("describing group %q on %s: %w", g, c.cfg.Target, d.Err))
+			continue
+		}
+		switch state {
+		case "Dead", "":
+		case "Empty":
+			current, err := c.cl.TargetAdmin.FetchOffsets(ctx, g)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("reading offsets of group %q on %s: %w", g, c.cfg.Target, err))
+				continue
+			}
+			want.KeepFunc(func(o kadm.Offset) bool {
+				have, ok := current.Lookup(o.Topic, o.Partition)
+				return !ok || have.Err != nil || have.At < 0 || have.At < o.At
+			})
+		default:
+			continue // active members: never written
+		}
+		if len(want) == 0 {
+			continue
+		}
+		resp, err := c.cl.TargetAdmin.CommitOffsets(ctx, g, want)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("committing translated offsets of group %q on %s: %w", g, c.cfg.Target, err))
+			continue
+		}
+		n := 0
+		want.Each(func(kadm.Offset) { n++ })
+		c.synced.Add(int64(n))
+	}
+	return errors.Join(errs...)
+}
+
+// Status is a snapshot of the checkpointer.
+type Status struct {
+	Groups  int   `json:"groups"`
+	Emitted int64 `json:"checkpoints_emitted"`
+	Synced  int64 `json:"group_offsets_synced"`
+	Skipped int64 `json:"bad_records_skipped"`
+}
+
+// Status returns a snapshot.
+func (c *Checkpointer) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Status{Groups: len(c.groups), Emitted: c.emitted.Load(), Synced: c.synced.Load(), Skipped: c.skipped.Load()}
+}
