@@ -57,6 +57,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newRunCmd(stderr),
 		newCheckCmd(stdout, stderr),
 		newDemoCmd(stdout, stderr),
+		newOffsetsCmd(stdout),
 		newVersionCmd(stdout),
 	)
 	return root

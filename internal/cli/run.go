@@ -52,9 +52,10 @@ func (c *configFlags) load() (*config.Config, error) {
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
 	var (
-		cf       configFlags
-		lf       logFlags
-		shutdown time.Duration
+		cf         configFlags
+		lf         logFlags
+		shutdown   time.Duration
+		noTakeover bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...]",
@@ -79,7 +80,7 @@ final progress and exits 0. A second signal exits at once.`,
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w.String())
 			}
-			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown})
+			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
 			if err := d.Run(cmd.Context()); err != nil {
 				return err
 			}
@@ -90,5 +91,6 @@ final progress and exits 0. A second signal exits at once.`,
 	cf.register(cmd)
 	lf.register(cmd, "info")
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
+	cmd.Flags().BoolVar(&noTakeover, "no-mm2-takeover", false, "ignore a Java MirrorMaker 2's stored progress (mm2-offsets.<source>.internal) and start partitions without Strait progress by auto.offset.reset")
 	return cmd
 }

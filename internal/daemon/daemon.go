@@ -443,6 +443,9 @@ type FlowStatus struct {
 	Mirror      mirror.Status      `json:"mirror"`
 	Topics      []topics.Result    `json:"-"`
 	Checkpoints *checkpoint.Status `json:"checkpoints,omitempty"`
+	// BadInternalRecords counts undecodable records skipped in internal
+	// topics (offset index, MM2 offsets, checkpoints).
+	BadInternalRecords int64 `json:"bad_internal_records"`
 }
 
 // Status returns a snapshot of every replicating flow.
@@ -456,9 +459,11 @@ func (d *Daemon) Status() Status {
 			continue
 		}
 		fs := FlowStatus{Name: f.cfg.Name(), Mirror: f.mirror.Status(), Topics: f.topics.Results()}
+		fs.BadInternalRecords = fs.Mirror.BadInternalRecords
 		if f.checkpoints != nil {
 			cs := f.checkpoints.Status()
 			fs.Checkpoints = &cs
+			fs.BadInternalRecords += cs.Skipped + int64(f.indexReader.Skipped())
 		}
 		st.Flows = append(st.Flows, fs)
 	}

@@ -48,7 +48,7 @@ func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) 
 		seg := wire.IndexSegment{
 			Topic: u.TP.Topic, Partition: u.TP.Partition,
 			Src: u.Change.Segment.Src, Tgt: u.Change.Segment.Tgt, Len: u.Change.Segment.Len,
-			Covered: u.Change.Covered, TopicID: u.TopicID,
+			Covered: u.Change.Covered, Start: u.Change.Start, TopicID: u.TopicID,
 		}
 		key, err := seg.Key().AppendKey(nil)
 		if err != nil {
@@ -124,7 +124,7 @@ func (s *state) build(only map[TP]bool) Map {
 		if len(segs) == 0 {
 			continue
 		}
-		m.Parts[tp] = offsets.Restore(segs, covered)
+		m.Parts[tp] = offsets.Restore(segs, covered, newest.Start)
 		m.IDs[tp] = newest.TopicID
 	}
 	return m
@@ -224,6 +224,15 @@ func (r *Reader) Translate(topic string, partition int32, u int64) (int64, offse
 		p = r.st.build(map[TP]bool{tp: true}).Parts[tp]
 		r.cache[tp] = p
 	}
+	if p == nil {
+		return -1, offsets.Empty
+	}
+	return p.Translate(u)
+}
+
+// Translate translates source offset u of a partition with a loaded map.
+func (m Map) Translate(topic string, partition int32, u int64) (int64, offsets.Result) {
+	p := m.Parts[TP{topic, partition}]
 	if p == nil {
 		return -1, offsets.Empty
 	}

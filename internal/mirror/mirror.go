@@ -108,8 +108,9 @@ type Mirror struct {
 	stored  map[string]map[int32]storedOffset
 	mm2     map[string]map[int32]int64 // MM2's last replicated offsets, by source topic
 
-	records atomic.Int64
-	bytes   atomic.Int64
+	records    atomic.Int64
+	bytes      atomic.Int64
+	badRecords atomic.Int64 // undecodable records skipped in internal topics
 }
 
 // New returns a Mirror; it starts nothing.
@@ -213,6 +214,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)
 	}
+	m.badRecords.Add(int64(idx.Skipped))
 	if idx.Skipped > 0 {
 		m.log.Warn("skipped undecodable offset index records", "topic", m.cfg.IndexTopic, "count", idx.Skipped)
 	}

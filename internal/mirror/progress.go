@@ -130,6 +130,7 @@ func (m *Mirror) loadTakeover(ctx context.Context) (map[string]map[int32]int64, 
 			out[k.Topic][k.Partition] = off
 		}
 	})
+	m.badRecords.Add(int64(skipped))
 	if skipped > 0 {
 		m.log.Warn("skipped undecodable records in MirrorMaker 2's offsets topic", "topic", m.cfg.TakeoverTopic, "count", skipped)
 	}
@@ -413,6 +414,17 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		by        string
 		committed bool
 	)
+	// atStart starts at the log start; the listed start offset tells the
+	// index where replication began, so offsets between it and the first
+	// record (compacted away) still translate.
+	atStart := func() (kgo.Offset, error) {
+		if st, ok := starts.Lookup(p.topic.Source, p.num); ok && serr == nil && st.Err == nil {
+			p.mu.Lock()
+			p.idx.SetStart(st.Offset)
+			p.mu.Unlock()
+		}
+		return kgo.NewOffset().AtStart(), nil
+	}
 	s, ok := stored[p.topic.Remote][p.num]
 	switch {
 	case ok:
@@ -426,11 +438,11 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		case mm2:
 			next, by, ok = last+1, "MirrorMaker 2's stored progress in "+m.cfg.TakeoverTopic, true
 		case !p.initial:
-			return kgo.NewOffset().AtStart(), nil
+			return atStart()
 		case m.cfg.AutoOffsetReset == "none":
 			return kgo.Offset{}, fmt.Errorf("%s has no stored progress and auto.offset.reset=none; set auto.offset.reset=earliest or latest on the source consumer", name)
 		case m.cfg.AutoOffsetReset != "latest":
-			return kgo.NewOffset().AtStart(), nil
+			return atStart()
 		}
 	}
 	if serr != nil || eerr != nil {
@@ -454,6 +466,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		// not skip what arrived in between.
 		p.mu.Lock()
 		p.acked = end.Offset
+		p.idx.SetStart(end.Offset)
 		p.idx.Cover(end.Offset)
 		p.mu.Unlock()
 		return kgo.NewOffset().At(end.Offset), nil
@@ -468,6 +481,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	}
 	p.mu.Lock()
 	p.acked = next
+	p.idx.SetStart(next) // kept when the loaded index knows an earlier start
 	if committed {
 		p.committed = next
 	}

@@ -22,18 +22,21 @@ type PartitionStatus struct {
 
 // Status is a snapshot of the flow's data plane.
 type Status struct {
-	Flow       string            `json:"flow"`
-	Records    int64             `json:"records"`
-	Bytes      int64             `json:"bytes"`
-	Lag        int64             `json:"lag"`
-	Failed     int               `json:"failed_partitions"`
-	Partitions []PartitionStatus `json:"partitions"`
+	Flow    string `json:"flow"`
+	Records int64  `json:"records"`
+	Bytes   int64  `json:"bytes"`
+	Lag     int64  `json:"lag"`
+	Failed  int    `json:"failed_partitions"`
+	// BadInternalRecords counts undecodable records skipped in the offset
+	// index and MM2's offsets topic.
+	BadInternalRecords int64             `json:"bad_internal_records"`
+	Partitions         []PartitionStatus `json:"partitions"`
 }
 
 // Status returns a snapshot. Lag is based on the end offsets seen in fetch
 // responses, so it is as fresh as the last fetch of each partition.
 func (m *Mirror) Status() Status {
-	st := Status{Flow: m.cfg.Flow, Records: m.records.Load(), Bytes: m.bytes.Load()}
+	st := Status{Flow: m.cfg.Flow, Records: m.records.Load(), Bytes: m.bytes.Load(), BadInternalRecords: m.badRecords.Load()}
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range t.parts {

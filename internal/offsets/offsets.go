@@ -24,8 +24,10 @@
 // return next: inside a segment, u shifted; in a gap between segments (only
 // uncopyable offsets), the start of the next segment; at or past the last
 // segment but not beyond Covered, the target position after the last copied
-// record. Offsets before the first segment or beyond Covered have no exact
-// answer yet and are reported as such, never guessed.
+// record; between Start (where replication of the partition began) and the
+// first segment, the first segment's start. Offsets before Start (or before
+// the first segment when Start is unknown) or beyond Covered have no exact
+// answer and are reported as such, never guessed.
 package offsets
 
 import (
@@ -57,6 +59,10 @@ type Partition struct {
 	// covered is the source offset below which every offset is accounted
 	// for: copied (in a segment) or not copyable. -1 when unknown.
 	covered int64
+	// start is the source offset replication of the partition began at:
+	// offsets from start to the first segment hold nothing to copy. -1
+	// when unknown.
+	start int64
 
 	// Changes since the last Drain, for persistence.
 	changed map[int64]bool // by Tgt: segments written or shortened
@@ -66,7 +72,7 @@ type Partition struct {
 
 // NewPartition returns an empty map.
 func NewPartition() *Partition {
-	return &Partition{covered: -1, changed: map[int64]bool{}, deleted: map[int64]bool{}}
+	return &Partition{covered: -1, start: -1, changed: map[int64]bool{}, deleted: map[int64]bool{}}
 }
 
 // Segments returns a copy of the segments in order.
@@ -74,6 +80,18 @@ func (p *Partition) Segments() []Segment { return append([]Segment(nil), p.segs.
 
 // Covered returns the source offset below which everything is accounted for.
 func (p *Partition) Covered() int64 { return p.covered }
+
+// Start returns where replication of the partition began, -1 if unknown.
+func (p *Partition) Start() int64 { return p.start }
+
+// SetStart records where replication of the partition begins (the source
+// log start when it starts from the earliest offset), unless it is known.
+func (p *Partition) SetStart(offset int64) {
+	if p.start < 0 && offset >= 0 {
+		p.start = offset
+		p.coverCh = true
+	}
+}
 
 // Ack records that source offset src was written at target offset tgt.
 func (p *Partition) Ack(src, tgt int64) { p.AckRange(src, tgt, 1) }
@@ -175,6 +193,9 @@ func (p *Partition) Translate(u int64) (int64, Result) {
 		return -1, Empty
 	}
 	if u < p.segs[0].Src {
+		if p.start >= 0 && u >= p.start {
+			return p.segs[0].Tgt, Exact
+		}
 		return -1, BeforeStart
 	}
 	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].SrcEnd() > u })
@@ -207,12 +228,13 @@ func (p *Partition) Prune(logStart int64) int {
 }
 
 // Change is a persistence update: the segment keyed by its Tgt was written
-// (Deleted false) or removed (Deleted true). Covered is the partition's
-// coverage when drained, stored with every change.
+// (Deleted false) or removed (Deleted true). Covered and Start are the
+// partition's when drained, stored with every change.
 type Change struct {
 	Segment Segment
 	Deleted bool
 	Covered int64
+	Start   int64
 }
 
 // Drain returns the changes since the last Drain, in target order. When
@@ -221,15 +243,15 @@ type Change struct {
 func (p *Partition) Drain() []Change {
 	var out []Change
 	for tgt := range p.deleted {
-		out = append(out, Change{Segment: Segment{Tgt: tgt}, Deleted: true, Covered: p.covered})
+		out = append(out, Change{Segment: Segment{Tgt: tgt}, Deleted: true, Covered: p.covered, Start: p.start})
 	}
 	for _, s := range p.segs {
 		if p.changed[s.Tgt] {
-			out = append(out, Change{Segment: s, Covered: p.covered})
+			out = append(out, Change{Segment: s, Covered: p.covered, Start: p.start})
 		}
 	}
 	if len(out) == 0 && p.coverCh && len(p.segs) > 0 {
-		out = append(out, Change{Segment: p.segs[len(p.segs)-1], Covered: p.covered})
+		out = append(out, Change{Segment: p.segs[len(p.segs)-1], Covered: p.covered, Start: p.start})
 	}
 	clear(p.changed)
 	clear(p.deleted)
@@ -238,10 +260,10 @@ func (p *Partition) Drain() []Change {
 	return out
 }
 
-// Restore rebuilds a map from persisted segments (any order) and the
-// coverage stored with the newest one. Overlaps left by an interrupted
-// writer are resolved the way AckRange would have: later target ranges win.
-func Restore(segs []Segment, covered int64) *Partition {
+// Restore rebuilds a map from persisted segments (any order), the coverage
+// and the start stored with them. Overlaps left by an interrupted writer
+// are resolved the way AckRange would have: later target ranges win.
+func Restore(segs []Segment, covered, start int64) *Partition {
 	p := NewPartition()
 	sorted := append([]Segment(nil), segs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Tgt < sorted[j].Tgt })
@@ -249,6 +271,7 @@ func Restore(segs []Segment, covered int64) *Partition {
 		p.AckRange(s.Src, s.Tgt, s.Len)
 	}
 	p.covered = max(covered, -1)
+	p.start = max(start, -1)
 	if n := len(p.segs); n > 0 && p.covered < p.segs[n-1].SrcEnd() {
 		p.covered = p.segs[n-1].SrcEnd()
 	}

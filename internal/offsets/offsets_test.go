@@ -11,6 +11,7 @@ func TestTranslateTable(t *testing.T) {
 	tests := []struct {
 		name    string
 		acks    []ack
+		start   int64
 		cover   int64
 		u       int64
 		want    int64
@@ -20,6 +21,8 @@ func TestTranslateTable(t *testing.T) {
 		{name: "inside contiguous run", acks: []ack{{100, 0, 50}}, u: 120, want: 20},
 		{name: "at the first record", acks: []ack{{100, 0, 50}}, u: 100, want: 0},
 		{name: "before the first record", acks: []ack{{100, 0, 50}}, u: 99, want: -1, wantRes: BeforeStart},
+		{name: "between the start and the first record", start: 90, acks: []ack{{100, 0, 50}}, u: 95, want: 0},
+		{name: "before the start", start: 90, acks: []ack{{100, 0, 50}}, u: 89, want: -1, wantRes: BeforeStart},
 		{name: "at the end of what was copied", acks: []ack{{100, 0, 50}}, u: 150, want: 50},
 		{name: "beyond what was copied", acks: []ack{{100, 0, 50}}, u: 151, want: -1, wantRes: NotCopiedYet},
 		{name: "beyond copied but covered by markers", acks: []ack{{100, 0, 50}}, cover: 153, u: 153, want: 50},
@@ -34,6 +37,9 @@ func TestTranslateTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewPartition()
+			if tt.start > 0 {
+				p.SetStart(tt.start)
+			}
 			for _, a := range tt.acks {
 				p.AckRange(a.src, a.tgt, a.n)
 			}
@@ -73,6 +79,7 @@ func simulate(t *testing.T, rng *rand.Rand, batches bool) (src []int, tgt map[in
 		}
 	}
 	p = NewPartition()
+	p.SetStart(0)
 	tgt = map[int64]int64{}
 	var next int64      // target log end
 	var committed int64 // progress a restart resumes from
@@ -132,8 +139,7 @@ func TestTranslateIsExact(t *testing.T) {
 		for _, batches := range []bool{false, true} {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			src, tgt, p, end := simulate(t, rng, batches)
-			first := p.Segments()[0].Src
-			for u := first; u <= p.Covered(); u++ {
+			for u := int64(0); u <= p.Covered(); u++ {
 				got, res := p.Translate(u)
 				if res != Exact {
 					t.Fatalf("seed %d batches %v: Translate(%d) = %v", seed, batches, u, res)
@@ -168,11 +174,7 @@ func TestTranslateIsExact(t *testing.T) {
 					}
 				}
 			}
-			if first > 0 {
-				if _, res := p.Translate(first - 1); res != BeforeStart {
-					t.Fatalf("before the first segment: %v", res)
-				}
-			}
+
 		}
 	}
 }
@@ -190,13 +192,14 @@ func TestDrainAndRestore(t *testing.T) {
 		}
 	}
 	var segs []Segment
-	var covered int64 = -1
+	var covered, start int64 = -1, -1
 	for _, c := range store {
 		segs = append(segs, c.Segment)
 		covered = max(covered, c.Covered)
+		start = c.Start
 	}
-	q := Restore(segs, covered)
-	if !slices.Equal(p.Segments(), q.Segments()) || p.Covered() != q.Covered() {
+	q := Restore(segs, covered, start)
+	if !slices.Equal(p.Segments(), q.Segments()) || p.Covered() != q.Covered() || q.Start() != 0 {
 		t.Fatalf("restored %v cov %d, want %v cov %d", q.Segments(), q.Covered(), p.Segments(), p.Covered())
 	}
 	if len(p.Drain()) != 0 {
@@ -216,8 +219,8 @@ func TestDrainAcrossReplay(t *testing.T) {
 	p.AckRange(5, 20, 3) // replay from 5: segment [0,20) is cut to [0,5)
 	got := p.Drain()
 	want := []Change{
-		{Segment: Segment{Src: 0, Tgt: 0, Len: 5}, Covered: 8},
-		{Segment: Segment{Src: 5, Tgt: 20, Len: 3}, Covered: 8},
+		{Segment: Segment{Src: 0, Tgt: 0, Len: 5}, Covered: 8, Start: -1},
+		{Segment: Segment{Src: 5, Tgt: 20, Len: 3}, Covered: 8, Start: -1},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v want %v", got, want)

@@ -11,14 +11,16 @@ import "encoding/binary"
 //
 // Key: STRING topic (source), INT32 partition, INT64 tgt.
 // Value: INT16 version (0), INT64 src, INT64 tgt, INT64 len, INT64 covered,
-// 16 bytes source topic ID. Covered is the partition's coverage when the
-// record was written (every source offset below it was accounted for).
+// INT64 start, 16 bytes source topic ID. Covered is the partition's coverage
+// when the record was written (every source offset below it was accounted
+// for); start is where replication of the partition began (-1 unknown).
 type IndexSegment struct {
 	Topic     string
 	Partition int32
 	Src, Tgt  int64
 	Len       int64
 	Covered   int64
+	Start     int64
 	TopicID   [16]byte
 }
 
@@ -47,7 +49,7 @@ func (s IndexSegment) Key() IndexKey {
 // AppendValue appends the record value to dst.
 func (s IndexSegment) AppendValue(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, valueVersion)
-	for _, v := range []int64{s.Src, s.Tgt, s.Len, s.Covered} {
+	for _, v := range []int64{s.Src, s.Tgt, s.Len, s.Covered, s.Start} {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(v))
 	}
 	return append(dst, s.TopicID[:]...)
@@ -92,7 +94,7 @@ func DecodeIndexSegment(key, value []byte) (IndexSegment, error) {
 	fields := []struct {
 		name string
 		dst  *int64
-	}{{"src", &s.Src}, {"tgt", &s.Tgt}, {"len", &s.Len}, {"covered", &s.Covered}}
+	}{{"src", &s.Src}, {"tgt", &s.Tgt}, {"len", &s.Len}, {"covered", &s.Covered}, {"start", &s.Start}}
 	for _, f := range fields {
 		if *f.dst, err = r.int64(f.name); err != nil {
 			return IndexSegment{}, err
