@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/kafkatest"
@@ -412,5 +414,57 @@ func TestAutoOffsetResetLatest(t *testing.T) {
 	}
 	if n != 10 {
 		t.Fatalf("copied %d records with auto.offset.reset=latest, want the 10 new ones", n)
+	}
+}
+
+// TestOffsetsTranslateCommand prints the exact target offsets of a group,
+// as a table and as JSON.
+func TestOffsetsTranslateCommand(t *testing.T) {
+	a := env.Clusters[0]
+	w := &workload{topic: kafkatest.Name(t, "translate"), partitions: 2}
+	a.CreateTopic(t, w.topic, 2, nil)
+	w.produce(t, producer(t, a), 2000)
+	group := w.topic + "-g"
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: w.topic, Partition: 0, At: 400, LeaderEpoch: -1})
+	offs.Add(kadm.Offset{Topic: w.topic, Partition: 1, At: 1000, LeaderEpoch: -1})
+	if _, err := a.Admin(t).CommitOffsets(t.Context(), group, offs); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "topics = "+w.topic)
+	p := startStrait(t, "run", cfg)
+	waitCaughtUp(t, w.topic, "A."+w.topic, time.Minute)
+	if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	q := startStrait(t, "offsets", "translate", "--group", group, "--from", "A", "--to", "B", "--json", cfg)
+	if err := q.wait(t, time.Minute); err != nil {
+		t.Fatalf("offsets translate: %v\n%s", err, q.out.String())
+	}
+	var got struct {
+		Partitions []struct {
+			Topic      string `json:"topic"`
+			Partition  int32  `json:"partition"`
+			Upstream   int64  `json:"upstream"`
+			Remote     string `json:"remote"`
+			Downstream int64  `json:"downstream"`
+			Status     string `json:"status"`
+		} `json:"partitions"`
+	}
+	if err := json.Unmarshal([]byte(q.out.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, q.out.String())
+	}
+	if len(got.Partitions) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	for _, tr := range got.Partitions {
+		// One writer, no gaps: the offsets are the same on both sides.
+		if tr.Status != "exact" || tr.Downstream != tr.Upstream || tr.Remote != "A."+w.topic {
+			t.Errorf("%+v", tr)
+		}
+	}
+	table := startStrait(t, "offsets", "translate", "--group", group, "--from", "A", "--to", "B", "-c", cfg)
+	if err := table.wait(t, time.Minute); err != nil || !strings.Contains(table.out.String(), "B OFFSET") {
+		t.Fatalf("table: %v\n%s", err, table.out.String())
 	}
 }
