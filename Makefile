@@ -2,6 +2,7 @@
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
+BENCHFLAGS  ?=
 
 .PHONY: all build fmt lint test test-integration fuzz bench ci demo
 
@@ -45,8 +46,10 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) ./$$pkg; \
 	done
 
+# Strait versus Apache MM2 on two local Kafka clusters (see bench/README.md); results go to
+# bench/results. Pass flags with BENCHFLAGS, e.g. make bench BENCHFLAGS="-codec lz4".
 bench:
-	$(GO) run ./bench
+	$(GO) run ./bench $(BENCHFLAGS)
 
 demo:
 	$(GO) run ./cmd/strait demo

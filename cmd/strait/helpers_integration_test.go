@@ -157,6 +157,7 @@ type workload struct {
 	topic      string
 	partitions int32
 	seq        int64
+	base       int64 // first timestamp, ms; recent so retention keeps the records
 }
 
 func (w *workload) record() *kgo.Record {
@@ -168,7 +169,7 @@ func (w *workload) record() *kgo.Record {
 		Partition: p,
 		Key:       []byte("key-" + strconv.FormatInt(s%997, 10)),
 		Value:     []byte(fmt.Sprintf("%s/%d/%d/%s", w.topic, p, s, strings.Repeat("x", int(s%64)))),
-		Timestamp: time.UnixMilli(1_700_000_000_000 + s),
+		Timestamp: time.UnixMilli(w.timestamp(s)),
 		Headers: []kgo.RecordHeader{
 			{Key: "seq", Value: []byte(strconv.FormatInt(s, 10))},
 			{Key: "bin", Value: []byte{0, 1, 2, byte(s)}},
@@ -185,6 +186,15 @@ func (w *workload) record() *kgo.Record {
 		r.Headers = append(r.Headers, kgo.RecordHeader{Key: "uniq", Value: []byte(strconv.FormatInt(s, 10))})
 	}
 	return r
+}
+
+// timestamp gives record s an explicit timestamp an hour in the past plus
+// s ms: explicit, distinct, and recent enough that retention keeps it.
+func (w *workload) timestamp(s int64) int64 {
+	if w.base == 0 {
+		w.base = time.Now().Add(-time.Hour).UnixMilli()
+	}
+	return w.base + s
 }
 
 // produce writes n records and waits for all acknowledgements.

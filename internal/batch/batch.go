@@ -85,6 +85,16 @@ func (c Codec) String() string {
 	return fmt.Sprintf("codec(%d)", int8(c))
 }
 
+// CodecNamed returns the codec of a Java compression.type name, or -1.
+func CodecNamed(name string) Codec {
+	for c := None; c <= Zstd; c++ {
+		if c.String() == name {
+			return c
+		}
+	}
+	return -1
+}
+
 // Codec returns the batch's compression codec.
 func (h Header) Codec() Codec { return Codec(h.Attributes & codecMask) }
 

@@ -219,6 +219,9 @@ type Flow struct {
 
 	// Strait's own keys (prefix "strait.").
 	ThrottleBytesPerSecond int64 // strait.throttle.bytes.per.second (top level, or per flow); 0 = unlimited
+	// FastPath is strait.fast.path (default true): forward raw record
+	// batches where no record needs changing.
+	FastPath bool
 
 	// Origins says where each setting above came from, by MM2 key name
 	// (e.g. "topics", "offset.flush.interval.ms"); a key that is absent has

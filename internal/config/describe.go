@@ -157,6 +157,7 @@ func (c *Config) settings(f *Flow) []setting {
 		throttle = strconv.FormatInt(f.ThrottleBytesPerSecond, 10)
 	}
 	add(keyThrottle, throttle)
+	add(keyFastPath, b(f.FastPath))
 	return out
 }
 

@@ -360,6 +360,7 @@ func (l *loader) flow(s, t string) *Flow {
 	}
 	r.integer("transaction.boundary.interval.ms", 64, 0)
 
+	f.FastPath = r.boolean(keyFastPath, true)
 	if e := r.get(keyThrottle); e != nil {
 		v, err := parseInt(e.trimmed(), 64)
 		switch {

@@ -191,9 +191,12 @@ var workerKeys = set([]string{
 var workerKeyPrefixes = []string{"key.converter.", "value.converter.", "header.converter.", "config.providers."}
 
 // Strait's own keys (not read by MM2, which ignores them).
-const keyThrottle = "strait.throttle.bytes.per.second"
+const (
+	keyThrottle = "strait.throttle.bytes.per.second"
+	keyFastPath = "strait.fast.path"
+)
 
-var straitKeys = set([]string{keyThrottle})
+var straitKeys = set([]string{keyThrottle, keyFastPath})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

@@ -220,6 +220,7 @@ func TestFlowResolution(t *testing.T) {
 					TasksMax:                          1,
 					AdminTimeout:                      time.Minute,
 					FlushInterval:                     time.Second,
+					FastPath:                          true,
 					ExactlyOnceSupport:                "requested",
 					OffsetStorageTopic:                "mm2-offsets.A.internal",
 				}

@@ -302,6 +302,10 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return err
 	}
+	prodMap, err := kafkaclient.Map(kafkaclient.Producer, fc.TargetProducer)
+	if err != nil {
+		return fmt.Errorf("flow %s: target producer settings: %w", name, err)
+	}
 	dst, err := b.client(kafkaclient.Producer, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
 	if err != nil {
 		return err
@@ -356,17 +360,25 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		takeover = fc.OffsetStorageTopic
 	}
 	f.mirror = mirror.New(mirror.Config{
-		Flow:            name,
-		Source:          fc.Source,
-		Group:           group,
-		FlushInterval:   fc.FlushInterval,
-		AutoOffsetReset: consMap.Settings.AutoOffsetReset,
-		ReadCommitted:   consMap.Settings.ReadCommitted,
-		ShutdownTimeout: d.opts.ShutdownTimeout,
-		IndexTopic:      indexTopic,
-		SyncTopic:       syncTopic,
-		OffsetLagMax:    fc.OffsetLagMax,
-		TakeoverTopic:   takeover,
+		Flow:                   name,
+		Source:                 fc.Source,
+		Group:                  group,
+		FlushInterval:          fc.FlushInterval,
+		AutoOffsetReset:        consMap.Settings.AutoOffsetReset,
+		ReadCommitted:          consMap.Settings.ReadCommitted,
+		ShutdownTimeout:        d.opts.ShutdownTimeout,
+		IndexTopic:             indexTopic,
+		SyncTopic:              syncTopic,
+		OffsetLagMax:           fc.OffsetLagMax,
+		TakeoverTopic:          takeover,
+		FastPath:               fc.FastPath,
+		Compression:            prodMap.Settings.Compression,
+		Idempotent:             prodMap.Settings.Idempotent,
+		Acks:                   acks(prodMap.Settings.Acks),
+		PartitionFetchSize:     consMap.Settings.PartitionFetchBytes,
+		FetchMaxBytes:          consMap.Settings.FetchMaxBytes,
+		MaxBuffered:            prodMap.Settings.BufferBytes,
+		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
 	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
 
 	interval := fc.RefreshTopicsInterval
@@ -430,6 +442,17 @@ func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topi
 		SyncInterval:          fc.SyncGroupOffsetsInterval,
 	}, checkpoint.Clients{SourceAdmin: srcAdm, TargetAdmin: tgtAdm, Producer: producer, Loader: loader}, f.indexReader, d.log)
 	return nil
+}
+
+// acks converts the producer's acks setting for a produce request.
+func acks(s string) int16 {
+	switch s {
+	case "1":
+		return 1
+	case "0":
+		return 0
+	}
+	return -1
 }
 
 // Status is a snapshot of every flow.

@@ -102,6 +102,9 @@ func TestReplicatesAndResumes(t *testing.T) {
 		switch p.Topic {
 		case "orders":
 			copied += p.Records
+			if p.Path != "fast" {
+				t.Errorf("orders[%d] is on the %s path", p.Partition, p.Path)
+			}
 		case "heartbeats": // written into A by the heartbeat-only pair B->A
 			heartbeats = true
 		}

@@ -51,6 +51,10 @@ type Settings struct {
 	MaxRequestBytes int32
 	// BufferBytes is buffer.memory (producer), 0 when unset.
 	BufferBytes int64
+	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
+	// and fetch.max.bytes (consumer), 0 when unset.
+	PartitionFetchBytes int32
+	FetchMaxBytes       int32
 }
 
 // Mapped is the outcome of mapping one role's Java settings.
@@ -86,9 +90,18 @@ func Map(role Role, c config.Client) (Mapped, error) {
 		}
 		s.Idempotent = false
 	}
-	if role == Producer && !s.Idempotent {
+	switch {
+	case role != Producer:
+	case !s.Idempotent:
 		// Without idempotence, one request in flight keeps order on retries.
 		x.add(kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(1))
+		if x.inflight > 1 {
+			x.warn(x.inflightProp, "max.in.flight.requests.per.connection=%d is lowered to 1: without idempotence more would reorder records on retries", x.inflight)
+		}
+	case x.inflight > 5:
+		x.bad(x.inflightProp, "max.in.flight.requests.per.connection must be at most 5 with the idempotent producer; got %d", x.inflight)
+	case x.inflight > 0:
+		x.warn(x.inflightProp, "max.in.flight.requests.per.connection is managed by franz-go's idempotent producer (up to 5 per broker) and is ignored")
 	}
 	return x.m, errors.Join(x.errs...)
 }
@@ -97,6 +110,10 @@ func Map(role Role, c config.Client) (Mapped, error) {
 type mapper struct {
 	m    Mapped
 	errs []error
+	// max.in.flight.requests.per.connection, applied once idempotence is
+	// known: franz-go's idempotent producer manages it itself.
+	inflight     int
+	inflightProp config.ClientProp
 }
 
 func (x *mapper) add(o ...kgo.Opt) { x.m.Opts = append(x.m.Opts, o...) }
@@ -232,11 +249,11 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 		}
 	case "max.in.flight.requests.per.connection":
 		if n, ok := x.int(p); ok {
-			if n < 1 || n > 5 {
-				x.bad(p, "max.in.flight.requests.per.connection must be between 1 and 5 with the idempotent producer; got %d", n)
+			if n < 1 {
+				x.bad(p, "max.in.flight.requests.per.connection must be at least 1; got %d", n)
 				return
 			}
-			x.add(kgo.MaxProduceRequestsInflightPerBroker(int(n)))
+			x.inflight, x.inflightProp = int(n), p
 		}
 	case "delivery.timeout.ms":
 		if d, ok := x.ms(p); ok {
@@ -277,10 +294,12 @@ func (x *mapper) consumer(p config.ClientProp, v string) {
 		}
 	case "fetch.max.bytes":
 		if n, ok := x.int32(p); ok {
+			s.FetchMaxBytes = n
 			x.add(kgo.FetchMaxBytes(n))
 		}
 	case "max.partition.fetch.bytes":
 		if n, ok := x.int32(p); ok {
+			s.PartitionFetchBytes = n
 			x.add(kgo.FetchMaxPartitionBytes(n))
 		}
 	case "fetch.min.bytes":

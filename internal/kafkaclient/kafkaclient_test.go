@@ -38,6 +38,8 @@ func TestMap(t *testing.T) {
 			}},
 		{name: "acks=1 disables idempotence", role: Producer, props: []string{"acks", "1"},
 			want: func(s Settings) bool { return !s.Idempotent && s.Acks == "1" }, warnWith: "disables the idempotent producer"},
+		{name: "in-flight with idempotence is left to franz-go", role: Producer, props: []string{"max.in.flight.requests.per.connection", "5"}, warnWith: "managed by franz-go"},
+		{name: "too many in flight for idempotence", role: Producer, props: []string{"max.in.flight.requests.per.connection", "6"}, errWith: "at most 5"},
 		{name: "batch.size has no equivalent", role: Producer, props: []string{"batch.size", "16384"}, warnWith: "batch.size has no franz-go equivalent"},
 		{name: "unknown producer key", role: Producer, props: []string{"foo.bar", "1"}, warnWith: "foo.bar is not a Java producer setting"},
 		{name: "bad compression", role: Producer, props: []string{"compression.type", "brotli"}, errWith: `compression.type must be one of none, gzip, snappy, lz4, zstd; got "brotli"`},

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/batch"
 	"strait/internal/index"
 )
 
@@ -53,6 +55,25 @@ type Config struct {
 	// (mm2-offsets.<source>.internal); partitions without Strait progress
 	// resume where MM2 stopped. Empty turns the takeover off.
 	TakeoverTopic string
+
+	// FastPath forwards raw batches where no record needs changing (see
+	// forward.go); false copies every record through the record path.
+	FastPath bool
+	// Compression is the target producer's compression.type ("" when the
+	// file does not set it). The fast path keeps each batch's codec, so a
+	// batch in another codec than a configured one takes the record path.
+	Compression string
+	// Idempotent and Acks are the target producer's settings.
+	Idempotent bool
+	Acks       int16
+	// PartitionFetchSize and FetchMaxBytes bound fast-path fetches
+	// (max.partition.fetch.bytes, fetch.max.bytes); 0 = Kafka's defaults.
+	PartitionFetchSize int32
+	FetchMaxBytes      int32
+	// MaxBuffered bounds fetched, unacknowledged fast-path bytes.
+	MaxBuffered int64
+	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
+	ThrottleBytesPerSecond int64
 }
 
 // Clients are the Kafka clients of one flow's data plane.
@@ -91,6 +112,8 @@ type Mirror struct {
 	dstAdm *kadm.Client
 	log    *slog.Logger
 
+	fwd       *forwarder     // the fast path; nil when off
+	throttle  *throttle      // nil when unlimited
 	index     index.Map      // loaded at start; seeds each partition's map
 	unsent    []index.Update // index changes whose write failed, sent first next time
 	lastPrune time.Time
@@ -121,18 +144,36 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
 	}
-	return &Mirror{
-		cfg:    cfg,
-		src:    cl.Source,
-		dst:    cl.Target,
-		cl:     cl,
-		srcAdm: kadm.NewClient(cl.Source),
-		dstAdm: kadm.NewClient(cl.Target),
-		log:    log.With("component", "mirror", "flow", cfg.Flow),
-		wake:   make(chan struct{}, 1),
-		failed: make(chan *partition, 64),
-		topics: make(map[string]*topicState),
+	m := &Mirror{
+		cfg:      cfg,
+		src:      cl.Source,
+		dst:      cl.Target,
+		cl:       cl,
+		srcAdm:   kadm.NewClient(cl.Source),
+		dstAdm:   kadm.NewClient(cl.Target),
+		log:      log.With("component", "mirror", "flow", cfg.Flow),
+		wake:     make(chan struct{}, 1),
+		failed:   make(chan *partition, 64),
+		topics:   make(map[string]*topicState),
+		throttle: newThrottle(cfg.ThrottleBytesPerSecond),
 	}
+	if cfg.FastPath {
+		codec := batch.Codec(-1)
+		if cfg.Compression != "" {
+			codec = batch.CodecNamed(cfg.Compression)
+		}
+		m.fwd = newForwarder(m, forwardConfig{
+			Codec:              codec,
+			ReadCommitted:      cfg.ReadCommitted,
+			Idempotent:         cfg.Idempotent,
+			Acks:               cfg.Acks,
+			PartitionFetchSize: cfg.PartitionFetchSize,
+			FetchMaxBytes:      cfg.FetchMaxBytes,
+			MaxBuffered:        cfg.MaxBuffered,
+		}, m.log.With("path", "fast"))
+		m.fwd.recordPathFor = m.toRecordPath
+	}
+	return m
 }
 
 // SourceOpts are the options the source client needs (in addition to the
@@ -225,29 +266,33 @@ func (m *Mirror) Run(ctx context.Context) error {
 	m.mu.Unlock()
 
 	// Records carry a context that outlives ctx: a graceful stop flushes
-	// them; only the shutdown deadline cancels them.
+	// them; only the shutdown deadline, ShutdownTimeout after ctx ends,
+	// cancels them.
 	produceCtx, cancelProduce := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelProduce()
+	deadline := time.AfterFunc(time.Duration(math.MaxInt64), cancelProduce) // armed when ctx ends
+	arm := context.AfterFunc(ctx, func() { deadline.Reset(m.cfg.ShutdownTimeout) })
+	defer func() {
+		arm()
+		deadline.Stop()
+	}()
 
 	var wg sync.WaitGroup
 	wg.Go(func() { m.poll(ctx) })
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
-	commitDone := make(chan struct{})
-	go func() {
-		defer close(commitDone)
-		m.commitLoop(ctx)
-	}()
+	wg.Go(func() { m.commitLoop(ctx) })
+	if m.fwd != nil {
+		// The forwarder stops fetching with ctx and returns once its
+		// produce requests in flight are answered.
+		wg.Go(func() { m.fwd.run(ctx, produceCtx) })
+	}
 	wg.Wait()
-	<-commitDone
 
 	// Phase two of shutdown: flush what the target has not acknowledged yet.
-	flushCtx, cancelFlush := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.ShutdownTimeout)
-	err = m.dst.Flush(flushCtx)
-	cancelFlush()
+	err = m.dst.Flush(produceCtx)
 	if err != nil {
 		m.log.Warn("shutdown deadline passed before the target acknowledged every record; they will be copied again on restart",
 			"timeout", m.cfg.ShutdownTimeout, "buffered_records", m.dst.BufferedProduceRecords())
-		cancelProduce()
 		purgeCtx, cancelPurge := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		_ = m.dst.Flush(purgeCtx)
 		cancelPurge()
@@ -284,6 +329,15 @@ func (m *Mirror) poll(ctx context.Context) {
 			p.end.Store(end)
 			if len(ftp.Records) == 0 {
 				return
+			}
+			if m.throttle != nil {
+				n := 0
+				for _, r := range ftp.Records {
+					n += len(r.Key) + len(r.Value)
+				}
+				if m.throttle.wait(ctx, n) != nil {
+					return // stopping: these records are fetched again after restart
+				}
 			}
 			p.mu.Lock()
 			for _, r := range ftp.Records {

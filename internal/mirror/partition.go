@@ -32,6 +32,8 @@ type partition struct {
 	idx   *offsets.Partition   // exact offset map, fed by acknowledgements
 	syncs *offsets.SyncEmitter // MM2 offset-sync emission state
 
+	removed   atomic.Bool  // its topic was deleted on the source
+	fast      atomic.Bool  // on the fast path (forwarder) rather than the record path
 	committed int64        // last progress committed to the target; -1 before any
 	end       atomic.Int64 // source end offset (LSO when read_committed) seen in the last fetch
 	records   atomic.Int64 // records acknowledged by the target

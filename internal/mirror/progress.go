@@ -315,6 +315,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	for name := range gone {
 		if ts := m.topics[name]; ts != nil {
 			for _, p := range ts.parts {
+				p.removed.Store(true)
 				removed[name] = append(removed[name], p.num)
 			}
 			delete(m.topics, name)
@@ -331,10 +332,83 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		return
 	}
 	m.awaitProducerMetadata(ctx, added)
-	offsets := m.startOffsets(ctx, added, stored)
-	if len(offsets) > 0 {
-		m.src.AddConsumePartitions(offsets)
+	starts := m.startOffsets(ctx, added, stored)
+	fastTopics := m.fastTopics(ctx, added)
+	record := make(map[string]map[int32]kgo.Offset)
+	var fast []*fastPart
+	for _, p := range added {
+		pos, ok := starts[p]
+		if !ok {
+			continue // failed to start; the error is in its status
+		}
+		if fastTopics[p.topic.Source] && pos.at >= 0 {
+			p.fast.Store(true)
+			fast = append(fast, &fastPart{p: p, next: pos.at, fromEarliest: pos.earliest, seq: 0})
+			continue
+		}
+		if record[p.topic.Source] == nil {
+			record[p.topic.Source] = make(map[int32]kgo.Offset)
+		}
+		record[p.topic.Source][p.num] = pos.kgo()
 	}
+	if len(record) > 0 {
+		m.src.AddConsumePartitions(record)
+	}
+	if len(fast) > 0 {
+		m.fwd.add(ctx, fast)
+	}
+}
+
+// fastTopics decides which topics of new partitions take the fast path:
+// the fast path must be on, the target producer must keep the source's
+// compression (no compression.type set), and the source topic must neither
+// be compacted (compaction leaves offset holes inside batches, which
+// brokers reject) nor stamp LogAppendTime (a forwarded batch would carry the
+// producer's timestamps instead of the broker's).
+func (m *Mirror) fastTopics(ctx context.Context, parts []*partition) map[string]bool {
+	out := map[string]bool{}
+	if m.fwd == nil {
+		return out
+	}
+	var names []string
+	for _, p := range parts {
+		if _, ok := out[p.topic.Source]; !ok {
+			out[p.topic.Source] = false
+			names = append(names, p.topic.Source)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cfgs, err := m.srcAdm.DescribeTopicConfigs(lctx, names...)
+	if err != nil {
+		m.log.Warn("describing source topics failed; their partitions take the record path", "err", err)
+		return out
+	}
+	for _, rc := range cfgs {
+		if rc.Err != nil {
+			continue
+		}
+		fast := true
+		for _, c := range rc.Configs {
+			v := c.MaybeValue()
+			switch c.Key {
+			case "cleanup.policy":
+				fast = fast && !strings.Contains(v, "compact")
+			case "message.timestamp.type":
+				fast = fast && v != "LogAppendTime"
+			}
+		}
+		out[rc.Name] = fast
+	}
+	return out
+}
+
+// toRecordPath moves a partition from the fast path to the record path at
+// a source offset: everything before it is acknowledged.
+func (m *Mirror) toRecordPath(p *partition, offset int64, reason string) {
+	p.fast.Store(false)
+	m.log.Info("partition continues on the record path", "topic", p.topic.Source, "partition", p.num, "offset", offset, "reason", reason)
+	m.src.AddConsumePartitions(map[string]map[int32]kgo.Offset{p.topic.Source: {p.num: kgo.NewOffset().At(offset)}})
 }
 
 // awaitProducerMetadata waits until the producer knows the remote
@@ -371,7 +445,22 @@ func (m *Mirror) awaitProducerMetadata(ctx context.Context, parts []*partition) 
 // startOffsets decides where each new partition starts: at its stored
 // progress (checked against the source log), else by auto.offset.reset for
 // partitions present at start, else at the log start.
-func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) map[string]map[int32]kgo.Offset {
+// startPos is where a partition starts: an exact offset, or the log start
+// (earliest) with the start offset as listed when known (-1 otherwise).
+type startPos struct {
+	at       int64
+	earliest bool
+}
+
+// kgo converts a start position for the record path's consumer.
+func (s startPos) kgo() kgo.Offset {
+	if s.earliest {
+		return kgo.NewOffset().AtStart()
+	}
+	return kgo.NewOffset().At(s.at)
+}
+
+func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) map[*partition]startPos {
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range parts {
@@ -389,7 +478,7 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 	}
 	ends, eerr := list(lctx, names...)
 
-	out := make(map[string]map[int32]kgo.Offset)
+	out := make(map[*partition]startPos, len(parts))
 	for _, p := range parts {
 		at, err := m.startOffset(p, stored, starts, serr, ends, eerr)
 		if err != nil {
@@ -398,15 +487,12 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 			}
 			continue
 		}
-		if out[p.topic.Source] == nil {
-			out[p.topic.Source] = make(map[int32]kgo.Offset)
-		}
-		out[p.topic.Source][p.num] = at
+		out[p] = at
 	}
 	return out
 }
 
-func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (kgo.Offset, error) {
+func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (startPos, error) {
 	name := fmt.Sprintf("%s[%d]", p.topic.Source, p.num)
 	// Where to resume: Strait's own progress, else a Java MM2's.
 	var (
@@ -417,19 +503,21 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	// atStart starts at the log start; the listed start offset tells the
 	// index where replication began, so offsets between it and the first
 	// record (compacted away) still translate.
-	atStart := func() (kgo.Offset, error) {
+	atStart := func() (startPos, error) {
+		pos := startPos{at: -1, earliest: true}
 		if st, ok := starts.Lookup(p.topic.Source, p.num); ok && serr == nil && st.Err == nil {
+			pos.at = st.Offset
 			p.mu.Lock()
 			p.idx.SetStart(st.Offset)
 			p.mu.Unlock()
 		}
-		return kgo.NewOffset().AtStart(), nil
+		return pos, nil
 	}
 	s, ok := stored[p.topic.Remote][p.num]
 	switch {
 	case ok:
 		if s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
-			return kgo.Offset{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
+			return startPos{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
 		}
 		next, by, committed = s.next, "stored progress", true
 	default:
@@ -440,13 +528,13 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		case !p.initial:
 			return atStart()
 		case m.cfg.AutoOffsetReset == "none":
-			return kgo.Offset{}, fmt.Errorf("%s has no stored progress and auto.offset.reset=none; set auto.offset.reset=earliest or latest on the source consumer", name)
+			return startPos{}, fmt.Errorf("%s has no stored progress and auto.offset.reset=none; set auto.offset.reset=earliest or latest on the source consumer", name)
 		case m.cfg.AutoOffsetReset != "latest":
 			return atStart()
 		}
 	}
 	if serr != nil || eerr != nil {
-		return kgo.Offset{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
+		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
 	}
 	start, sok := starts.Lookup(p.topic.Source, p.num)
 	end, eok := ends.Lookup(p.topic.Source, p.num)
@@ -458,7 +546,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		if eok && err == nil {
 			err = end.Err
 		}
-		return kgo.Offset{}, fmt.Errorf("listing offsets of %s on the source: %v", name, err)
+		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %v", name, err)
 	}
 	if !ok {
 		// auto.offset.reset=latest: start at the end as it is now, and
@@ -469,14 +557,14 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		p.idx.SetStart(end.Offset)
 		p.idx.Cover(end.Offset)
 		p.mu.Unlock()
-		return kgo.NewOffset().At(end.Offset), nil
+		return startPos{at: end.Offset}, nil
 	}
 	switch {
 	case next < start.Offset:
-		return kgo.Offset{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, %s %d); the partition is stopped to avoid a silent gap",
+		return startPos{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, %s %d); the partition is stopped to avoid a silent gap",
 			name, next, start.Offset-1, start.Offset, by, next)
 	case next > end.Offset:
-		return kgo.Offset{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
+		return startPos{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
 			by, next, name, end.Offset, m.cfg.Group, p.topic.Remote)
 	}
 	p.mu.Lock()
@@ -489,5 +577,5 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	if !committed {
 		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
 	}
-	return kgo.NewOffset().At(next), nil
+	return startPos{at: next}, nil
 }

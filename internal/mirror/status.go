@@ -9,6 +9,7 @@ type PartitionStatus struct {
 	Topic     string `json:"topic"`
 	Remote    string `json:"remote"`
 	Partition int32  `json:"partition"`
+	Path      string `json:"path"` // "fast" (raw batches) or "record"
 	// Next is the next source offset to copy; every record before it is
 	// acknowledged by the target. -1 until the first acknowledgement.
 	Next      int64  `json:"next"`
@@ -44,7 +45,10 @@ func (m *Mirror) Status() Status {
 			ps := PartitionStatus{
 				Topic: t.Source, Remote: t.Remote, Partition: p.num,
 				Next: p.acked, Committed: p.committed, End: -1,
-				Records: p.records.Load(), Bytes: p.bytes.Load(),
+				Records: p.records.Load(), Bytes: p.bytes.Load(), Path: "record",
+			}
+			if p.fast.Load() {
+				ps.Path = "fast"
 			}
 			if p.err != nil {
 				ps.Error = p.err.Error()

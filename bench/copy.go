@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// Poll intervals of the copy watch: fine until the first record shows up on the target
+// (that time is a result), coarser afterwards to load broker B less.
+const (
+	pollBeforeFirst = 10 * time.Millisecond
+	pollAfterFirst  = 50 * time.Millisecond
+	progressTimeout = 60 * time.Second
+)
+
+// copyResult is one tool copying a backlog from A to a fresh remote topic on B.
+type copyResult struct {
+	Tool         string `json:"tool"`
+	Flow         string `json:"flow"`
+	Topic        string `json:"source_topic"`
+	RemoteTopic  string `json:"remote_topic"`
+	Partitions   int    `json:"partitions"`
+	Records      int64  `json:"records"`
+	PayloadBytes int64  `json:"payload_bytes"`
+
+	// FirstRecordSeconds is process start to the first record on B (end offsets polled).
+	FirstRecordSeconds float64 `json:"first_record_s"`
+	// WallSeconds is process start to every partition of B's remote topic holding as many
+	// records as the source partition.
+	WallSeconds float64 `json:"wall_s"`
+	// ProgressSeconds is process start to Strait's progress group covering the whole
+	// backlog (Strait only; nil for MM2).
+	ProgressSeconds *float64 `json:"progress_committed_s,omitempty"`
+	// TargetRecords is the sum of B's end offsets at completion; more than Records means
+	// duplicates.
+	TargetRecords int64 `json:"target_records"`
+
+	RecordsPerSec float64 `json:"records_per_s"`
+	MBPerSec      float64 `json:"mb_per_s"`
+	// SteadyMBPerSec leaves out startup: payload over (wall - first record).
+	SteadyMBPerSec float64 `json:"steady_mb_per_s"`
+	CPUSeconds     float64 `json:"cpu_s"`
+	CPUPerGB       float64 `json:"cpu_s_per_gb"`
+	// SteadyCPUSeconds is the CPU used from the first record on B to completion: without
+	// process startup (JVM start and JIT warm-up for MM2). Read when the first record shows,
+	// so it includes a little of the copy's own start.
+	SteadyCPUSeconds float64 `json:"steady_cpu_s"`
+	SteadyCPUPerGB   float64 `json:"steady_cpu_s_per_gb"`
+
+	Process procStats `json:"process"`
+	// BrokerCPU is the CPU seconds each broker (a, b) used from tool start to completion.
+	BrokerCPU   map[string]float64 `json:"broker_cpu_s"`
+	StopSeconds float64            `json:"stop_s"`
+	Killed      bool               `json:"killed_after_timeout"`
+	LoadAvg     string             `json:"load_avg_at_start"`
+}
+
+// copyRun starts tool on a new flow for topic and waits until B holds the whole backlog
+// (srcEnds per partition). CPU and peak RSS are read at completion, then the tool stops.
+func (r *runner) copyRun(ctx context.Context, tool, topic string, partitions int, srcEnds []int64, payload int64) (copyResult, error) {
+	f := r.nextFlow(topic)
+	res := copyResult{
+		Tool: tool, Flow: f.source + "->" + f.target, Topic: topic, RemoteTopic: f.remoteTopic(),
+		Partitions: partitions, Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
+	}
+	broker0 := r.brokerCPU()
+	pr, err := r.launch(tool, f)
+	if err != nil {
+		return res, err
+	}
+	defer pr.stop(stopTimeoutTool) // on every error path; a no-op once stopped below
+
+	var (
+		first, done time.Time
+		atFirst     procStats
+	)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	deadline := pr.started.Add(r.p.CopyTimeout.Duration)
+	for done.IsZero() {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-timer.C:
+		}
+		offs, err := r.dstOffs.endOffsets(ctx, res.RemoteTopic, partitions)
+		now := time.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			r.log.Debug("listing end offsets failed; retrying", "topic", res.RemoteTopic, "err", err)
+		}
+		all, total := covered(offs, srcEnds)
+		if total > 0 && first.IsZero() {
+			first = now
+			if atFirst, err = toolStats(pr); err != nil {
+				return res, err
+			}
+			r.log.Info("first record on the target", "tool", tool, "seconds", first.Sub(pr.started).Seconds())
+		}
+		if all {
+			done, res.TargetRecords = now, total
+			break
+		}
+		if exited, how := pr.exited(); exited {
+			return res, pr.failure("exited before the copy was complete (%v); %d of %d records on %q", how, total, res.Records, res.RemoteTopic)
+		}
+		if now.After(deadline) {
+			return res, pr.failure("copy incomplete after -copy-timeout %s: %d of %d records on %q", r.p.CopyTimeout.Duration, total, res.Records, res.RemoteTopic)
+		}
+		if first.IsZero() {
+			timer.Reset(pollBeforeFirst)
+		} else {
+			timer.Reset(pollAfterFirst)
+		}
+	}
+	st, err := toolStats(pr)
+	if err != nil {
+		return res, err
+	}
+	broker1 := r.brokerCPU()
+	res.Process = st
+	res.SteadyCPUSeconds = st.CPUSeconds() - atFirst.CPUSeconds()
+	res.FirstRecordSeconds = first.Sub(pr.started).Seconds()
+	res.WallSeconds = done.Sub(pr.started).Seconds()
+	res.BrokerCPU = map[string]float64{}
+	for k, v := range broker1 {
+		res.BrokerCPU[k] = v - broker0[k]
+	}
+	res.derive()
+	r.log.Info("copy complete", "tool", tool, "wall_s", res.WallSeconds, "mb_per_s", res.MBPerSec, "cpu_s", res.CPUSeconds, "peak_rss_mb", float64(st.PeakRSSBytes)/1e6)
+	if res.TargetRecords != res.Records {
+		r.log.Warn("the target holds more records than the source: duplicates", "tool", tool, "target", res.TargetRecords, "source", res.Records)
+	}
+
+	if tool == toolStrait {
+		// Strait's progress trails the data by its flush interval; its arrival shows the
+		// copy is complete in Strait's own books too.
+		adm := kadm.NewClient(r.dst)
+		group := "strait-" + f.source
+		err := waitFor(ctx, progressTimeout, pollAfterFirst, func() error {
+			got, err := committedOffsets(ctx, adm, group, res.RemoteTopic, partitions)
+			if err != nil {
+				return err
+			}
+			if ok, n := covered(got, srcEnds); !ok {
+				return fmt.Errorf("group %q on cluster b has progress %d of %d for %q", group, n, res.Records, res.RemoteTopic)
+			}
+			return nil
+		})
+		if err != nil {
+			return res, pr.failure("the data is on the target but the progress group lags: %v", err)
+		}
+		s := time.Since(pr.started).Seconds()
+		res.ProgressSeconds = &s
+	}
+	stopped, killed := pr.stop(stopTimeoutTool)
+	res.StopSeconds, res.Killed = stopped.Seconds(), killed
+	return res, nil
+}
+
+// derive fills in the rates from the measured times and counts.
+func (c *copyResult) derive() {
+	c.CPUSeconds = c.Process.CPUSeconds()
+	if c.WallSeconds > 0 {
+		c.RecordsPerSec = float64(c.Records) / c.WallSeconds
+		c.MBPerSec = mbps(c.PayloadBytes, c.WallSeconds)
+	}
+	c.SteadyMBPerSec = mbps(c.PayloadBytes, c.WallSeconds-c.FirstRecordSeconds)
+	if c.PayloadBytes > 0 {
+		c.CPUPerGB = c.CPUSeconds / (float64(c.PayloadBytes) / 1e9)
+		c.SteadyCPUPerGB = c.SteadyCPUSeconds / (float64(c.PayloadBytes) / 1e9)
+	}
+}

@@ -1,0 +1,60 @@
+// Command bench measures Strait against Apache MirrorMaker 2 on two local Kafka clusters
+// started by scripts/kafka.sh: a backlog copy, steady-state latency, the client limits of
+// franz-go alone and Strait's memory versus partitions. See bench/README.md.
+//
+//	go run ./bench [flags]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code (0 ok, 1 failed, 2 bad flags).
+func run(args []string, stdout, stderr io.Writer) int {
+	p, err := parseParams(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	// Ctrl-C cancels the run; the runner then stops the replicators and the clusters.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	r, err := newRunner(p, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	res, runErr := r.run(ctx)
+	if runErr != nil && (errors.Is(runErr, context.Canceled) || res.Preload == nil && len(res.Memory) == 0) {
+		fmt.Fprintf(stderr, "bench: %v\n", runErr) // interrupted or nothing measured: no result files
+		return 1
+	}
+	md, files, err := res.write(r.p.OutDir)
+	fmt.Fprint(stdout, md)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	log.Info("results written", "files", files)
+	if runErr != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", runErr)
+		return 1
+	}
+	return 0
+}

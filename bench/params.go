@@ -1,0 +1,303 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Modes of a run.
+const (
+	modeCompare = "compare" // backlog copy, latency and client limits, per tool
+	modeMemory  = "memory"  // Strait only: peak RSS at a small and a large partition count
+	modeAll     = "all"     // compare, then memory
+)
+
+// Phases of the compare mode.
+const (
+	phaseCopy    = "copy"
+	phaseLatency = "latency"
+	phaseLimits  = "limits"
+)
+
+// Tools that can be measured.
+const (
+	toolStrait = "strait"
+	toolMM2    = "mm2"
+)
+
+// params are every knob of a run; they are written into the results as they were used.
+type params struct {
+	Mode   string   `json:"mode"`
+	Tools  []string `json:"tools"`
+	Phases []string `json:"phases"`
+
+	Records    int    `json:"records"`
+	RecordSize int    `json:"record_size_bytes"`
+	Partitions int    `json:"partitions"`
+	Codec      string `json:"codec"`
+	// TargetCodec is the replicators' producer compression.type on B.
+	TargetCodec string `json:"target_codec"`
+	KeySpread   int    `json:"key_spread"`
+
+	LatencyRateMBps float64  `json:"latency_rate_mb_per_s"`
+	LatencyWarmup   duration `json:"latency_warmup"`
+	LatencyDuration duration `json:"latency_duration"`
+	LatencyGrace    duration `json:"latency_grace"`
+	CopyTimeout     duration `json:"copy_timeout"`
+
+	MemPartitions          []int `json:"memory_partitions"`
+	MemRecordsPerPartition int   `json:"memory_records_per_partition"`
+
+	MM2 mm2Tuning `json:"mm2_tuning"`
+
+	BrokerHeap string `json:"broker_heap"`
+	StraitBin  string `json:"strait_bin,omitempty"`
+	OutDir     string `json:"-"`
+	KeepLogs   bool   `json:"-"`
+}
+
+// mm2Tuning is what MM2 gets beyond its defaults. It is written into every properties file,
+// so Strait reads the same keys (those that mean nothing to it produce a warning).
+type mm2Tuning struct {
+	Heap string `json:"heap"`
+	// TasksMax is tasks.max; 0 means "the partition count".
+	TasksMax          int  `json:"tasks_max"`
+	BatchSize         int  `json:"producer_batch_size"`
+	LingerMs          int  `json:"producer_linger_ms"`
+	MaxInFlight       int  `json:"producer_max_in_flight"`
+	FetchMaxBytes     int  `json:"consumer_fetch_max_bytes"`
+	PartitionFetch    int  `json:"consumer_max_partition_fetch_bytes"`
+	MaxPollRecords    int  `json:"consumer_max_poll_records"`
+	OffsetFlushMs     int  `json:"offset_flush_interval_ms"` // 0: leave each tool's default
+	IdempotentProduce bool `json:"producer_enable_idempotence"`
+}
+
+func defaultParams() params {
+	return params{
+		Mode:                   modeCompare,
+		Tools:                  []string{toolStrait, toolMM2},
+		Phases:                 []string{phaseCopy, phaseLatency, phaseLimits},
+		Records:                2_000_000,
+		RecordSize:             1024,
+		Partitions:             8,
+		Codec:                  "none",
+		TargetCodec:            "same",
+		KeySpread:              10_000,
+		LatencyRateMBps:        5,
+		LatencyWarmup:          duration{10 * time.Second},
+		LatencyDuration:        duration{60 * time.Second},
+		LatencyGrace:           duration{30 * time.Second},
+		CopyTimeout:            duration{5 * time.Minute},
+		MemPartitions:          []int{100, 2000},
+		MemRecordsPerPartition: 50,
+		MM2: mm2Tuning{
+			Heap:              "2g",
+			BatchSize:         262_144,
+			LingerMs:          10,
+			MaxInFlight:       5,
+			FetchMaxBytes:     52_428_800,
+			PartitionFetch:    4_194_304,
+			MaxPollRecords:    2000,
+			IdempotentProduce: true,
+		},
+		BrokerHeap: "1g",
+		OutDir:     "bench/results",
+	}
+}
+
+// parseParams reads the command line; it returns flag.ErrHelp for -h.
+func parseParams(args []string, stderr io.Writer) (params, error) {
+	p := defaultParams()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\nStrait versus Apache MirrorMaker 2 on two local Kafka clusters; see bench/README.md.\n\n")
+		fs.PrintDefaults()
+	}
+	var tools, phases, memParts string
+	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions) or all")
+	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2")
+	fs.StringVar(&phases, "phases", strings.Join(p.Phases, ","), "phases of the compare mode: copy, latency, limits")
+	fs.IntVar(&p.Records, "records", p.Records, "records in the backlog topic")
+	fs.IntVar(&p.RecordSize, "record-size", p.RecordSize, "value size in bytes of each record")
+	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "partitions of the backlog and latency topics")
+	fs.StringVar(&p.Codec, "codec", p.Codec, "producer compression of the source data: none, gzip, snappy, lz4, zstd")
+	fs.StringVar(&p.TargetCodec, "target-codec", p.TargetCodec, "compression.type of the replicators' producer on B: none, gzip, snappy, lz4, zstd, or same (as -codec)")
+	fs.IntVar(&p.KeySpread, "keys", p.KeySpread, "distinct record keys (0: null keys); records go to partition key%partitions")
+	fs.Float64Var(&p.LatencyRateMBps, "rate", p.LatencyRateMBps, "latency run: producer rate in MB/s of payload")
+	fs.DurationVar(&p.LatencyWarmup.Duration, "latency-warmup", p.LatencyWarmup.Duration, "latency run: how long the producer writes before the measured window (those records are left out)")
+	fs.DurationVar(&p.LatencyDuration.Duration, "latency-duration", p.LatencyDuration.Duration, "latency run: how long the measured window lasts (after the warm-up)")
+	fs.DurationVar(&p.LatencyGrace.Duration, "latency-grace", p.LatencyGrace.Duration, "latency run: how long consumers wait for the last records after the producer stops")
+	fs.DurationVar(&p.CopyTimeout.Duration, "copy-timeout", p.CopyTimeout.Duration, "give up on a copy that is not complete after this long")
+	fs.StringVar(&memParts, "memory-partitions", joinInts(p.MemPartitions), "memory mode: partition counts to measure")
+	fs.IntVar(&p.MemRecordsPerPartition, "memory-records", p.MemRecordsPerPartition, "memory mode: records per partition")
+	fs.StringVar(&p.MM2.Heap, "mm2-heap", p.MM2.Heap, "MM2 JVM max heap (-Xmx)")
+	fs.IntVar(&p.MM2.TasksMax, "mm2-tasks", p.MM2.TasksMax, "tasks.max (0: the partition count)")
+	fs.IntVar(&p.MM2.BatchSize, "mm2-batch-size", p.MM2.BatchSize, "<target>.producer.batch.size")
+	fs.IntVar(&p.MM2.LingerMs, "linger-ms", p.MM2.LingerMs, "<target>.producer.linger.ms (both tools read it)")
+	fs.IntVar(&p.MM2.OffsetFlushMs, "offset-flush-ms", p.MM2.OffsetFlushMs, "<target>.offset.flush.interval.ms (0: each tool's default, MM2 60000, Strait 1000)")
+	fs.StringVar(&p.BrokerHeap, "broker-heap", p.BrokerHeap, "max heap of each Kafka broker")
+	fs.StringVar(&p.StraitBin, "strait-bin", "", "use this strait binary instead of building ./cmd/strait")
+	fs.StringVar(&p.OutDir, "out", p.OutDir, "directory for <timestamp>.md, <timestamp>.json and latest.md (relative to the repository root)")
+	fs.BoolVar(&p.KeepLogs, "keep", false, "keep the clusters' dir and the tools' logs after the run")
+	if err := fs.Parse(args); err != nil {
+		return p, err
+	}
+	if fs.NArg() > 0 {
+		return p, fmt.Errorf("unexpected arguments %q: every setting is a flag (see -h)", fs.Args())
+	}
+	p.Tools = splitList(tools)
+	p.Phases = splitList(phases)
+	var err error
+	if p.MemPartitions, err = parseInts(memParts); err != nil {
+		return p, fmt.Errorf("-memory-partitions %q: %w", memParts, err)
+	}
+	if p.TargetCodec == "same" {
+		p.TargetCodec = p.Codec
+	}
+	if p.MM2.TasksMax == 0 {
+		p.MM2.TasksMax = p.Partitions
+	}
+	return p, p.validate()
+}
+
+// validate collects every problem with the flags, each naming the flag and the fix.
+func (p *params) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch p.Mode {
+	case modeCompare, modeMemory, modeAll:
+	default:
+		bad("-mode %q: use compare, memory or all", p.Mode)
+	}
+	if len(p.Tools) == 0 && p.Mode != modeMemory {
+		bad("-tools is empty: name strait, mm2 or both")
+	}
+	for _, t := range p.Tools {
+		if t != toolStrait && t != toolMM2 {
+			bad("-tools: unknown tool %q: use strait and/or mm2", t)
+		}
+	}
+	for _, ph := range p.Phases {
+		if ph != phaseCopy && ph != phaseLatency && ph != phaseLimits {
+			bad("-phases: unknown phase %q: use copy, latency and/or limits", ph)
+		}
+	}
+	if p.Records < 1 {
+		bad("-records %d: must be at least 1", p.Records)
+	}
+	if p.RecordSize < 16 || p.RecordSize > 900_000 {
+		bad("-record-size %d: use 16 to 900000 bytes (the broker's message.max.bytes is about 1 MB)", p.RecordSize)
+	}
+	if p.Partitions < 1 || p.Partitions > 10_000 {
+		bad("-partitions %d: use 1 to 10000", p.Partitions)
+	}
+	for _, c := range []struct{ flag, v string }{{"-codec", p.Codec}, {"-target-codec", p.TargetCodec}} {
+		if _, ok := codec(c.v); !ok {
+			bad("%s %q: use none, gzip, snappy, lz4 or zstd", c.flag, c.v)
+		}
+	}
+	if p.KeySpread < 0 {
+		bad("-keys %d: must be 0 (null keys) or more", p.KeySpread)
+	}
+	if p.KeySpread > 0 && p.KeySpread < p.Partitions {
+		bad("-keys %d is below -partitions %d: some partitions would get no records; use at least %d keys or 0", p.KeySpread, p.Partitions, p.Partitions)
+	}
+	if p.LatencyRateMBps <= 0 || p.LatencyRateMBps > 500 {
+		bad("-rate %g: use a rate above 0 and at most 500 MB/s", p.LatencyRateMBps)
+	}
+	if p.LatencyDuration.Duration < time.Second {
+		bad("-latency-duration %s: use at least 1s", p.LatencyDuration.Duration)
+	}
+	if p.LatencyWarmup.Duration < 0 {
+		bad("-latency-warmup %s: must not be negative", p.LatencyWarmup.Duration)
+	}
+	if p.LatencyGrace.Duration < time.Second {
+		bad("-latency-grace %s: use at least 1s", p.LatencyGrace.Duration)
+	}
+	if p.CopyTimeout.Duration < 10*time.Second {
+		bad("-copy-timeout %s: use at least 10s", p.CopyTimeout.Duration)
+	}
+	if (p.Mode == modeMemory || p.Mode == modeAll) && len(p.MemPartitions) == 0 {
+		bad("-memory-partitions is empty: give counts such as 100,2000")
+	}
+	for _, n := range p.MemPartitions {
+		if n < 1 || n > 10_000 {
+			bad("-memory-partitions: %d is not between 1 and 10000", n)
+		}
+	}
+	if p.MemRecordsPerPartition < 1 {
+		bad("-memory-records %d: must be at least 1", p.MemRecordsPerPartition)
+	}
+	if !heapSize(p.MM2.Heap) {
+		bad("-mm2-heap %q: use a size such as 512m or 2g", p.MM2.Heap)
+	}
+	if !heapSize(p.BrokerHeap) {
+		bad("-broker-heap %q: use a size such as 512m or 1g", p.BrokerHeap)
+	}
+	if p.MM2.TasksMax < 1 {
+		bad("-mm2-tasks %d: must be at least 1 (or 0 for the partition count)", p.MM2.TasksMax)
+	}
+	if p.MM2.BatchSize < 1 || p.MM2.LingerMs < 0 || p.MM2.OffsetFlushMs < 0 {
+		bad("-mm2-batch-size must be positive and -linger-ms, -offset-flush-ms not negative")
+	}
+	return errors.Join(errs...)
+}
+
+// has reports whether the compare mode runs phase.
+func (p *params) has(phase string) bool { return slices.Contains(p.Phases, phase) }
+
+func heapSize(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	switch s[len(s)-1] {
+	case 'm', 'M', 'g', 'G':
+	default:
+		return false
+	}
+	n, err := strconv.Atoi(s[:len(s)-1])
+	return err == nil && n > 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// duration is a time.Duration that reads as "60s" in the JSON results.
+type duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as Go's string form.
+func (d duration) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(d.String())), nil }

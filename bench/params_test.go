@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseParams(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(params) bool
+		wantErr string // substring; "" for success
+	}{
+		{
+			name:  "defaults",
+			args:  nil,
+			check: func(p params) bool { return p.Records == 2_000_000 && p.TargetCodec == "none" && p.MM2.TasksMax == 8 },
+		},
+		{
+			name: "codec sets the target codec and partitions set tasks.max",
+			args: []string{"-codec", "lz4", "-partitions", "3", "-keys", "3"},
+			check: func(p params) bool {
+				return p.Codec == "lz4" && p.TargetCodec == "lz4" && p.MM2.TasksMax == 3
+			},
+		},
+		{
+			name: "explicit target codec and tools",
+			args: []string{"-codec", "zstd", "-target-codec", "none", "-tools", "mm2", "-phases", "copy"},
+			check: func(p params) bool {
+				return p.TargetCodec == "none" && slices.Equal(p.Tools, []string{"mm2"}) && p.has(phaseCopy) && !p.has(phaseLatency)
+			},
+		},
+		{
+			name:  "memory partitions",
+			args:  []string{"-mode", "memory", "-memory-partitions", "10, 20"},
+			check: func(p params) bool { return slices.Equal(p.MemPartitions, []int{10, 20}) },
+		},
+		{
+			name:  "durations",
+			args:  []string{"-latency-duration", "90s"},
+			check: func(p params) bool { return p.LatencyDuration.Duration == 90*time.Second },
+		},
+		{name: "bad codec", args: []string{"-codec", "brotli"}, wantErr: `-codec "brotli": use none, gzip, snappy, lz4 or zstd`},
+		{name: "bad tool", args: []string{"-tools", "strait,ureplicator"}, wantErr: `unknown tool "ureplicator"`},
+		{name: "bad phase", args: []string{"-phases", "soak"}, wantErr: `unknown phase "soak"`},
+		{name: "fewer keys than partitions", args: []string{"-keys", "4"}, wantErr: "-keys 4 is below -partitions 8"},
+		{name: "bad heap", args: []string{"-mm2-heap", "lots"}, wantErr: `-mm2-heap "lots"`},
+		{name: "bad memory partitions", args: []string{"-memory-partitions", "10,x"}, wantErr: `"x" is not a whole number`},
+		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
+		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory or all\n-records 0: must be at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := parseParams(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseParams(%q) error = %v, want it to contain %q", tt.args, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseParams(%q): %v", tt.args, err)
+			}
+			if !tt.check(p) {
+				t.Errorf("parseParams(%q) = %+v: check failed", tt.args, p)
+			}
+		})
+	}
+}
+
+func TestParseParamsHelp(t *testing.T) {
+	if _, err := parseParams([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("parseParams(-h) error = %v, want flag.ErrHelp", err)
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// flowSpec is one replication flow the harness runs: both tools read the same file.
+type flowSpec struct {
+	source, target       string // MM2 cluster aliases, unique per tool run
+	sourceBoot, destBoot string
+	topic                string // the one source topic to replicate (letters, digits, '-')
+	tuning               mm2Tuning
+	targetCodec          string
+}
+
+// remoteTopic is the topic's name on the target under MM2's DefaultReplicationPolicy.
+func (f flowSpec) remoteTopic() string { return f.source + "." + f.topic }
+
+// properties renders the MM2 dedicated-mode configuration of the flow for tool. Aliases are
+// unique per run, so no remote topic, internal topic or group of one run can collide with
+// another's. The file is the same for both tools but for one line, see below.
+func (f flowSpec) properties(tool string) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	t := f.tuning
+	w("# Written by bench (go run ./bench): flow %s->%s, read by Strait and by MM2 alike.", f.source, f.target)
+	w("clusters = %s, %s", f.source, f.target)
+	w("%s.bootstrap.servers = %s", f.source, f.sourceBoot)
+	w("%s.bootstrap.servers = %s", f.target, f.destBoot)
+	w("%s->%s.enabled = true", f.source, f.target)
+	// The topic name holds no regex or properties escape characters.
+	w("topics = %s", f.topic)
+	w("# Single-broker clusters: every topic the tools create needs replication factor 1.")
+	for _, k := range []string{"replication.factor", "checkpoints.topic.replication.factor", "heartbeats.topic.replication.factor",
+		"offset-syncs.topic.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor",
+		"config.storage.replication.factor"} {
+		w("%s = 1", k)
+	}
+	w("sync.topic.acls.enabled = false")
+	w("# Tuning (bench/README.md explains each): one MM2 task per partition,")
+	w("tasks.max = %d", t.TasksMax)
+	w("# large producer batches with a short linger, compression as on the source,")
+	w("%s.producer.batch.size = %d", f.target, t.BatchSize)
+	w("%s.producer.linger.ms = %d", f.target, t.LingerMs)
+	w("%s.producer.compression.type = %s", f.target, f.targetCodec)
+	if t.IdempotentProduce {
+		w("# ordered like Strait's idempotent producer, with %d requests in flight instead of Connect's 1,", t.MaxInFlight)
+		w("%s.producer.enable.idempotence = true", f.target)
+		w("%s.producer.max.in.flight.requests.per.connection = %d", f.target, t.MaxInFlight)
+	}
+	w("# and large fetches from the source.")
+	w("%s.consumer.fetch.max.bytes = %d", f.source, t.FetchMaxBytes)
+	w("%s.consumer.max.partition.fetch.bytes = %d", f.source, t.PartitionFetch)
+	w("%s.consumer.max.poll.records = %d", f.source, t.MaxPollRecords)
+	if t.OffsetFlushMs > 0 {
+		w("%s.offset.flush.interval.ms = %d", f.target, t.OffsetFlushMs)
+	}
+	return b.String()
+}

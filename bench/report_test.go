@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleResults is a fixed result set covering every table.
+func sampleResults(t *testing.T) *results {
+	t.Helper()
+	p := defaultParams()
+	p.Mode, p.MM2.TasksMax, p.TargetCodec = modeAll, 8, "none"
+	progress := 7.8
+	res := &results{
+		Started: time.Date(2026, 11, 29, 15, 58, 17, 0, time.UTC), Seconds: 223, LoadStart: "2.09 6.36 5.22", LoadEnd: "9.03 7.58 5.93",
+		Machine: machineInfo{CPUModel: "AMD EPYC", Cores: 2, MemoryBytes: 24 << 30, Kernel: "6.18", GoVersion: "go1.26.8",
+			JavaVersion: "openjdk 17", KafkaVersion: "4.1.1", StraitVersion: "dev", StraitCommit: "f696af874078aaaa"},
+		Params:     p,
+		Properties: "clusters = A2, B2\n",
+		Preload:    &preloadResult{Topic: backlogTopic, produceResult: produceResult{Records: 2_000_000, PayloadBytes: 2_064_000_000, Seconds: 4.75, ClientCPU: 2.1}, DiskBytes: 2_083_776_942, LoadAvg: "2.31 6.26 5.20"},
+		Copies: []copyResult{
+			{Tool: toolStrait, Flow: "A1->B1", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 1.05, WallSeconds: 7.07,
+				ProgressSeconds: &progress, TargetRecords: 2_000_000, Process: procStats{UserSeconds: 2, SysSeconds: 1.15, PeakRSSBytes: 400 << 20},
+				SteadyCPUSeconds: 3, BrokerCPU: map[string]float64{"a": 1.9, "b": 6.6}, LoadAvg: "2.61 6.26 5.21"},
+			{Tool: toolMM2, Flow: "A2->B2", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 8.81, WallSeconds: 34.59,
+				TargetRecords: 2_000_000, Process: procStats{Comm: "java", UserSeconds: 35, SysSeconds: 5.66, PeakRSSBytes: 2387 << 20},
+				SteadyCPUSeconds: 27.3, BrokerCPU: map[string]float64{"a": 7.9, "b": 17.5}, LoadAvg: "2.28 6.07 5.15"},
+		},
+		Latency: []latencyResult{
+			{Tool: toolStrait, Warmup: 48446, Produced: 290732, ProducedMBs: 5, ReadySeconds: 0.6, ToolCPUSeconds: 12.1,
+				Source: latencyStats{P50Ms: 1.2, P99Ms: 4.4, MaxMs: 30.3}, Target: latencyStats{P50Ms: 9.4, P99Ms: 18.6, MaxMs: 48.8},
+				AddedP50Ms: 8.2, AddedP99Ms: 14.2, AddedMaxMs: 18.5, Process: procStats{PeakRSSBytes: 22 << 20}, LoadAvg: "6.94 6.87 5.46"},
+		},
+		Limits: []limitResult{{Name: "produce-only", Cluster: "b", RecordsPerSec: 293023, MBPerSec: 302.4, ClientCPU: 2.2, LoadAvg: "11.23 7.90 6.00"}},
+		Memory: []copyResult{
+			{Partitions: 100, Records: 5000, Process: procStats{PeakRSSBytes: 44 << 20}, WallSeconds: 2.2},
+			{Partitions: 2000, Records: 100000, Process: procStats{PeakRSSBytes: 671 << 20}, WallSeconds: 9.2},
+		},
+	}
+	for i := range res.Copies {
+		res.Copies[i].derive()
+	}
+	res.MM2JVM = strings.Replace(mm2JVM, "<heap>", p.MM2.Heap, 1)
+	return res
+}
+
+func TestMarkdown(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*results)
+		want   string // golden file
+	}{
+		{name: "every table", mutate: func(*results) {}, want: "report.md"},
+		{name: "strait only, failed", mutate: func(r *results) {
+			r.Copies, r.Latency, r.Limits, r.Memory = r.Copies[:1], nil, nil, nil
+			r.Error = "copy run of mm2: exited\nmore"
+		}, want: "report-strait-only.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := sampleResults(t)
+			tt.mutate(res)
+			got := res.markdown()
+			path := filepath.Join("testdata", tt.want)
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./bench -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("markdown differs from %s:\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	res := sampleResults(t)
+	md, files, err := res.write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"20261129-155817.md", "20261129-155817.json", "latest.md"}
+	for i, f := range files {
+		if filepath.Base(f) != want[i] {
+			t.Errorf("file %d = %s, want %s", i, filepath.Base(f), want[i])
+		}
+	}
+	latest, err := os.ReadFile(filepath.Join(dir, "latest.md"))
+	if err != nil || string(latest) != md {
+		t.Errorf("latest.md differs from the markdown returned (err %v)", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "20261129-155817.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("the JSON does not parse: %v", err)
+	}
+	params := back["params"].(map[string]any)
+	if params["latency_duration"] != "1m0s" || back["mm2_jvm_flags"] == "" {
+		t.Errorf("JSON params = %v, mm2_jvm_flags = %v", params, back["mm2_jvm_flags"])
+	}
+}

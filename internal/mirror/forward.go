@@ -1,0 +1,852 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"strait/internal/batch"
+)
+
+// The fast path. The forwarder fetches raw record batches from the source
+// leaders and produces them, unchanged but for the producer fields and the
+// CRC, to the same partitions on the target: no decompression, no
+// recompression, no per-record work. Each partition has at most one batch in
+// flight, so a batch is acknowledged before the next is sent and the target
+// offsets of every record are known exactly from the produce response's base
+// offset (the target keeps the batch's offset deltas).
+//
+// A partition leaves the fast path for the record path, once and for good,
+// when one of its batches cannot be forwarded as it is: offset holes left by
+// compaction (brokers reject them), broker-assigned timestamps, a message
+// format older than v2, a start in the middle of a batch, or a target that
+// rejects the batch (too large, invalid). The record path then resumes at
+// the first source offset not yet acknowledged.
+//
+// Ownership: one goroutine (run) owns all forwarder state. Fetches and
+// produce requests run in their own goroutines and report back through
+// f.events; at most one fetch per source broker and maxInflight produce
+// requests per target broker are outstanding.
+
+const (
+	fetchMaxWait        = 500 * time.Millisecond
+	maxProduceInflight  = 4        // requests per target broker
+	produceRequestBytes = 16 << 20 // soft cap of one produce request
+	retryBackoff        = 250 * time.Millisecond
+	metadataMinInterval = 500 * time.Millisecond
+)
+
+// forwardConfig tunes the fast path.
+type forwardConfig struct {
+	Codec              batch.Codec // required codec of forwarded batches; -1 = any
+	ReadCommitted      bool
+	Idempotent         bool
+	Acks               int16 // -1 (all) unless the producer settings say otherwise
+	PartitionFetchSize int32 // max.partition.fetch.bytes
+	FetchMaxBytes      int32 // fetch.max.bytes
+	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
+}
+
+// fastPart is the forwarder's state of one partition.
+type fastPart struct {
+	p            *partition
+	next         int64 // next source offset to fetch
+	fromEarliest bool  // next came from the log start and nothing was copied yet
+	queue        []qbatch
+	queueBytes   int
+	inflight     *qbatch
+	seq          int32 // next producer sequence
+	notBefore    time.Time
+	leaving      string // non-empty: moving to the record path, for this reason
+	resolving    bool   // re-reading the log start after an out-of-range
+	gone         bool
+}
+
+// qbatch is a fetched batch waiting to be produced, or a skip: offsets that
+// hold nothing to copy (markers, aborted data) and only move progress.
+type qbatch struct {
+	data []byte
+	h    batch.Header
+	skip bool
+	seq  int32 // -1 until sent
+	pid  int64 // producer id the sequence belongs to
+}
+
+type topicMeta struct {
+	id      [16]byte
+	leaders []int32
+}
+
+type fetchDone struct {
+	broker int32
+	parts  map[tp]*fastPart
+	resp   *kmsg.FetchResponse
+	err    error
+}
+
+type produceDone struct {
+	broker  int32
+	batches map[tp]*fastPart // by remote topic and partition
+	resp    *kmsg.ProduceResponse
+	err     error
+}
+
+type metaDone struct {
+	source bool
+	meta   map[string]topicMeta
+	err    error
+}
+
+type resetDone struct {
+	fp     *fastPart
+	offset int64
+	err    error
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+type forwarder struct {
+	m   *Mirror
+	cfg forwardConfig
+	src *kgo.Client
+	dst *kgo.Client
+	log *slog.Logger
+
+	inbox  chan []*fastPart
+	events chan any
+
+	parts         map[tp]*fastPart
+	srcMeta       map[string]topicMeta
+	dstMeta       map[string]topicMeta
+	srcStale      bool
+	dstStale      bool
+	metaInflight  int
+	lastMeta      time.Time
+	fetching      map[int32]bool
+	producing     map[int32]int
+	buffered      int64
+	pid           int64
+	epoch         int16
+	pidWanted     bool
+	pidInflight   bool
+	pidErr        error
+	running       int // network goroutines outstanding
+	stopFetching  bool
+	recordPathFor func(p *partition, offset int64, reason string)
+}
+
+func newForwarder(m *Mirror, cfg forwardConfig, log *slog.Logger) *forwarder {
+	if cfg.PartitionFetchSize <= 0 {
+		cfg.PartitionFetchSize = 1 << 20
+	}
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = 50 << 20
+	}
+	if cfg.MaxBuffered <= 0 {
+		cfg.MaxBuffered = 64 << 20
+	}
+	return &forwarder{
+		m: m, cfg: cfg, src: m.src, dst: m.dst, log: log,
+		inbox:     make(chan []*fastPart, 16),
+		events:    make(chan any, 64),
+		parts:     map[tp]*fastPart{},
+		srcMeta:   map[string]topicMeta{},
+		dstMeta:   map[string]topicMeta{},
+		fetching:  map[int32]bool{},
+		producing: map[int32]int{},
+		pid:       -1,
+		epoch:     -1,
+		pidWanted: cfg.Idempotent,
+	}
+}
+
+// add hands partitions to the fast path; they start fetching at fp.next.
+func (f *forwarder) add(ctx context.Context, parts []*fastPart) {
+	select {
+	case f.inbox <- parts:
+	case <-ctx.Done():
+	}
+}
+
+// run forwards until ctx is done, then stops fetching and waits for the
+// produce requests in flight (bounded by produceCtx, which the mirror
+// cancels at the shutdown deadline).
+func (f *forwarder) run(ctx, produceCtx context.Context) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	done := ctx.Done()
+	for {
+		if done == nil && f.running == 0 {
+			return
+		}
+		f.dispatch(ctx, produceCtx)
+		select {
+		case <-done:
+			done = nil
+			f.stopFetching = true
+		case parts := <-f.inbox:
+			for _, fp := range parts {
+				f.parts[tp{fp.p.topic.Source, fp.p.num}] = fp
+				f.srcStale, f.dstStale = true, true
+			}
+		case ev := <-f.events:
+			f.running--
+			f.handle(ctx, ev)
+		case <-tick.C:
+		}
+	}
+}
+
+// dispatch starts whatever network work can start now.
+func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
+	now := time.Now()
+	if (f.srcStale || f.dstStale) && f.metaInflight == 0 && now.Sub(f.lastMeta) >= metadataMinInterval && !f.stopFetching {
+		f.refreshMeta(ctx)
+	}
+	if f.pidWanted && !f.pidInflight && !f.stopFetching {
+		f.initProducerID(produceCtx)
+	}
+	f.finishLeaving()
+	f.dropRemoved()
+	if !f.stopFetching {
+		f.startFetches(ctx, now)
+	}
+	if !f.stopFetching && (!f.pidWanted || !f.cfg.Idempotent) {
+		f.startProduces(produceCtx, now)
+	}
+}
+
+func (f *forwarder) spawn(fn func() any) {
+	f.running++
+	go func() { f.events <- fn() }()
+}
+
+func (f *forwarder) refreshMeta(ctx context.Context) {
+	f.lastMeta = time.Now()
+	var srcTopics, dstTopics []string
+	seenS, seenD := map[string]bool{}, map[string]bool{}
+	for _, fp := range f.parts {
+		if s := fp.p.topic.Source; !seenS[s] {
+			seenS[s] = true
+			srcTopics = append(srcTopics, s)
+		}
+		if r := fp.p.topic.Remote; !seenD[r] {
+			seenD[r] = true
+			dstTopics = append(dstTopics, r)
+		}
+	}
+	if f.srcStale && len(srcTopics) > 0 {
+		f.srcStale = false
+		f.metaInflight++
+		f.spawn(func() any { return loadMeta(ctx, f.src, srcTopics, true) })
+	}
+	if f.dstStale && len(dstTopics) > 0 {
+		f.dstStale = false
+		f.metaInflight++
+		f.spawn(func() any { return loadMeta(ctx, f.dst, dstTopics, false) })
+	}
+}
+
+func loadMeta(ctx context.Context, cl *kgo.Client, topics []string, source bool) metaDone {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topics...)
+	out := metaDone{source: source, meta: map[string]topicMeta{}, err: err}
+	if err != nil {
+		return out
+	}
+	for name, t := range md.Topics {
+		if t.Err != nil {
+			continue
+		}
+		tm := topicMeta{id: t.ID, leaders: make([]int32, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			if int(p.Partition) < len(tm.leaders) {
+				tm.leaders[p.Partition] = p.Leader
+				if p.Err != nil {
+					tm.leaders[p.Partition] = -1
+				}
+			}
+		}
+		out.meta[name] = tm
+	}
+	return out
+}
+
+func (f *forwarder) initProducerID(ctx context.Context) {
+	f.pidInflight = true
+	f.spawn(func() any {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis = -1
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp, err := f.dst.Request(ctx, req)
+		if err != nil {
+			return pidDone{err: err}
+		}
+		r := resp.(*kmsg.InitProducerIDResponse)
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			return pidDone{err: err}
+		}
+		return pidDone{pid: r.ProducerID, epoch: r.ProducerEpoch}
+	})
+}
+
+type pidDone struct {
+	pid   int64
+	epoch int16
+	err   error
+}
+
+// leader returns the leader of a partition, or -1.
+func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, [16]byte) {
+	tm, ok := meta[topic]
+	if !ok || int(partition) >= len(tm.leaders) {
+		return -1, [16]byte{}
+	}
+	return tm.leaders[partition], tm.id
+}
+
+// startFetches issues one fetch per source broker for its partitions that
+// have room in their buffers.
+func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
+	byBroker := map[int32]map[tp]*fastPart{}
+	for key, fp := range f.parts {
+		if fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil {
+			continue
+		}
+		if fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered {
+			continue
+		}
+		leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
+		if leader < 0 {
+			f.srcStale = true
+			continue
+		}
+		if f.fetching[leader] {
+			continue
+		}
+		if byBroker[leader] == nil {
+			byBroker[leader] = map[tp]*fastPart{}
+		}
+		byBroker[leader][key] = fp
+	}
+	for broker, parts := range byBroker {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID = -1
+		req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
+		req.MinBytes = 1
+		req.MaxBytes = f.cfg.FetchMaxBytes
+		if f.cfg.ReadCommitted {
+			req.IsolationLevel = 1
+		}
+		req.SessionEpoch = -1 // no fetch session: every fetch is complete
+		topics := map[string]int{}
+		for key, fp := range parts {
+			i, ok := topics[key.topic]
+			if !ok {
+				_, id := leaderOf(f.srcMeta, key.topic, key.partition)
+				rt := kmsg.NewFetchRequestTopic()
+				rt.Topic, rt.TopicID = key.topic, id
+				req.Topics = append(req.Topics, rt)
+				i = len(req.Topics) - 1
+				topics[key.topic] = i
+			}
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition = key.partition
+			rp.CurrentLeaderEpoch = -1
+			rp.FetchOffset = fp.next
+			rp.LogStartOffset = -1
+			rp.PartitionMaxBytes = f.cfg.PartitionFetchSize
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		}
+		f.fetching[broker] = true
+		f.spawn(func() any {
+			resp, err := f.src.Broker(int(broker)).Request(ctx, req)
+			fd := fetchDone{broker: broker, parts: parts, err: err}
+			if err == nil {
+				fd.resp = resp.(*kmsg.FetchResponse)
+				if n := responseBytes(fd.resp); n > 0 && f.m.throttle != nil {
+					if werr := f.m.throttle.wait(ctx, n); werr != nil {
+						fd.err = werr
+					}
+				}
+			}
+			return fd
+		})
+	}
+}
+
+func responseBytes(r *kmsg.FetchResponse) int {
+	n := 0
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			n += len(p.RecordBatches)
+		}
+	}
+	return n
+}
+
+// startProduces sends, per target broker, the head batches of partitions
+// with nothing in flight.
+func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
+	type group struct {
+		parts map[tp]*fastPart
+		size  int
+	}
+	groups := map[int32][]*group{}
+	for key, fp := range f.parts {
+		f.applySkips(fp)
+		if fp.inflight != nil || len(fp.queue) == 0 || now.Before(fp.notBefore) || fp.p.failed() != nil {
+			continue
+		}
+		leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, key.partition)
+		if leader < 0 {
+			f.dstStale = true
+			continue
+		}
+		gs := groups[leader]
+		if len(gs) == 0 || gs[len(gs)-1].size >= produceRequestBytes {
+			if f.producing[leader]+len(gs) >= maxProduceInflight {
+				continue
+			}
+			gs = append(gs, &group{parts: map[tp]*fastPart{}})
+			groups[leader] = gs
+		}
+		g := gs[len(gs)-1]
+		g.parts[key] = fp
+		g.size += len(fp.queue[0].data)
+	}
+	for broker, gs := range groups {
+		for _, g := range gs {
+			req := kmsg.NewPtrProduceRequest()
+			req.Acks = f.cfg.Acks
+			req.TimeoutMillis = 30_000
+			topics := map[string]int{}
+			byRemote := make(map[tp]*fastPart, len(g.parts))
+			for key, fp := range g.parts {
+				q := &fp.queue[0]
+				fp.queue = fp.queue[1:]
+				fp.inflight = q
+				if q.seq < 0 || q.pid != f.pid {
+					q.seq, q.pid = fp.seq, f.pid
+					if f.cfg.Idempotent {
+						fp.seq = nextSeq(fp.seq, q.h.NumRecords)
+					}
+				}
+				pid, epoch, seq := f.pid, f.epoch, q.seq
+				if !f.cfg.Idempotent {
+					pid, epoch, seq = -1, -1, -1
+				}
+				batch.Rewrite(q.data, q.h, pid, epoch, seq)
+				remote := fp.p.topic.Remote
+				i, ok := topics[remote]
+				if !ok {
+					_, id := leaderOf(f.dstMeta, remote, key.partition)
+					rt := kmsg.NewProduceRequestTopic()
+					rt.Topic, rt.TopicID = remote, id
+					req.Topics = append(req.Topics, rt)
+					i = len(req.Topics) - 1
+					topics[remote] = i
+				}
+				rp := kmsg.NewProduceRequestTopicPartition()
+				rp.Partition = key.partition
+				rp.Records = q.data
+				req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+				byRemote[tp{remote, key.partition}] = fp
+			}
+			f.producing[broker]++
+			parts := byRemote
+			f.spawn(func() any {
+				resp, err := f.dst.Broker(int(broker)).Request(ctx, req)
+				pd := produceDone{broker: broker, batches: parts, err: err}
+				if err == nil {
+					pd.resp = resp.(*kmsg.ProduceResponse)
+				}
+				return pd
+			})
+		}
+	}
+}
+
+func nextSeq(seq, n int32) int32 {
+	s := int64(seq) + int64(n)
+	if s > int64(^uint32(0)>>1) {
+		s -= int64(^uint32(0)>>1) + 1
+	}
+	return int32(s)
+}
+
+// applySkips moves progress over skipped offsets at the head of the queue
+// once everything before them is acknowledged.
+func (f *forwarder) applySkips(fp *fastPart) {
+	for fp.inflight == nil && len(fp.queue) > 0 && fp.queue[0].skip {
+		next := fp.queue[0].h.NextOffset()
+		fp.queue = fp.queue[1:]
+		p := fp.p
+		p.mu.Lock()
+		if next > p.acked {
+			p.acked = next
+			p.idx.Cover(next)
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (f *forwarder) handle(ctx context.Context, ev any) {
+	switch ev := ev.(type) {
+	case metaDone:
+		f.metaInflight--
+		if ev.err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("fast path: loading metadata failed; retrying", "source", ev.source, "err", ev.err)
+			}
+			f.srcStale = f.srcStale || ev.source
+			f.dstStale = f.dstStale || !ev.source
+			return
+		}
+		target := f.dstMeta
+		if ev.source {
+			target = f.srcMeta
+		}
+		for name, tm := range ev.meta {
+			target[name] = tm
+		}
+	case pidDone:
+		f.pidInflight = false
+		if ev.err != nil {
+			if !errors.Is(ev.err, context.Canceled) {
+				f.log.Warn("fast path: getting a producer id failed; retrying", "err", ev.err)
+			}
+			return
+		}
+		f.pid, f.epoch, f.pidWanted = ev.pid, ev.epoch, false
+		for _, fp := range f.parts {
+			fp.seq = 0
+			for i := range fp.queue {
+				fp.queue[i].seq = -1
+			}
+		}
+	case fetchDone:
+		f.fetching[ev.broker] = false
+		f.handleFetch(ctx, ev)
+	case produceDone:
+		f.producing[ev.broker]--
+		f.handleProduce(ev)
+	case resetDone:
+		ev.fp.resolving = false
+		if ev.err != nil {
+			ev.fp.notBefore = time.Now().Add(time.Second)
+			f.log.Warn("fast path: re-reading the log start failed; retrying", "topic", ev.fp.p.topic.Source, "partition", ev.fp.p.num, "err", ev.err)
+			return
+		}
+		ev.fp.next = ev.offset
+		ev.fp.p.mu.Lock()
+		ev.fp.p.idx.SetStart(ev.offset)
+		ev.fp.p.mu.Unlock()
+	}
+}
+
+func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
+	if ev.err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
+			f.srcStale = true
+			for _, fp := range ev.parts {
+				fp.notBefore = time.Now().Add(retryBackoff)
+			}
+		}
+		return
+	}
+	names := map[[16]byte]string{}
+	for name, tm := range f.srcMeta {
+		names[tm.id] = name
+	}
+	for _, t := range ev.resp.Topics {
+		name := t.Topic
+		if name == "" {
+			name = names[t.TopicID]
+		}
+		for i := range t.Partitions {
+			rp := &t.Partitions[i]
+			fp := ev.parts[tp{name, rp.Partition}]
+			if fp == nil || fp.leaving != "" || fp.gone {
+				continue
+			}
+			f.handleFetchPartition(ctx, fp, rp)
+		}
+	}
+}
+
+func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *kmsg.FetchResponseTopicPartition) {
+	p := fp.p
+	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		switch {
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			if fp.fromEarliest {
+				// Retention moved the log start between listing it and the
+				// first fetch; nothing was copied, so nothing is lost.
+				f.resolveStart(ctx, fp)
+				return
+			}
+			f.fail(fp, f.m.outOfRange(ctx, p, err))
+		case kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition):
+			f.srcStale = true
+			fp.notBefore = time.Now().Add(retryBackoff)
+		default:
+			f.fail(fp, fmt.Errorf("reading %s[%d]: %w", p.topic.Source, p.num, err))
+		}
+		return
+	}
+	end := rp.HighWatermark
+	if f.cfg.ReadCommitted && rp.LastStableOffset >= 0 {
+		end = rp.LastStableOffset
+	}
+	p.end.Store(end)
+
+	var filter *batch.Filter
+	if f.cfg.ReadCommitted {
+		aborted := make([]batch.AbortedTxn, len(rp.AbortedTransactions))
+		for i, a := range rp.AbortedTransactions {
+			aborted[i] = batch.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+		}
+		filter = batch.NewFilter(aborted)
+	} else {
+		filter = batch.NewFilter(nil)
+	}
+	for rest := rp.RecordBatches; len(rest) > 0; {
+		h, err := batch.Parse(rest)
+		switch {
+		case errors.Is(err, batch.ErrPartial):
+			return
+		case errors.Is(err, batch.ErrOldFormat):
+			f.leave(fp, "message format older than v2")
+			return
+		case err != nil:
+			f.fail(fp, fmt.Errorf("reading %s[%d] at %d: %w", p.topic.Source, p.num, fp.next, err))
+			return
+		}
+		b := rest[:h.Size()]
+		rest = rest[h.Size():]
+		if h.NextOffset() <= fp.next {
+			continue // already handled
+		}
+		if h.BaseOffset < fp.next {
+			f.leave(fp, fmt.Sprintf("starting in the middle of a batch (offset %d of %d..%d)", fp.next, h.BaseOffset, h.LastOffset()))
+			return
+		}
+		if filter.Skip(b, h) {
+			fp.queue = append(fp.queue, qbatch{h: h, skip: true, seq: -1})
+			fp.next = h.NextOffset()
+			continue
+		}
+		switch {
+		case !h.Contiguous():
+			f.leave(fp, "compaction left holes in a batch")
+			return
+		case h.LogAppendTime():
+			f.leave(fp, "the source stamps batches with LogAppendTime")
+			return
+		case f.cfg.Codec >= 0 && h.Codec() != f.cfg.Codec:
+			f.leave(fp, fmt.Sprintf("a batch is %s-compressed and compression.type asks for %s", h.Codec(), f.cfg.Codec))
+			return
+		}
+		fp.queue = append(fp.queue, qbatch{data: b, h: h, seq: -1})
+		fp.queueBytes += len(b)
+		f.buffered += int64(len(b))
+		fp.next = h.NextOffset()
+	}
+}
+
+func (f *forwarder) resolveStart(ctx context.Context, fp *fastPart) {
+	fp.resolving = true
+	source, num := fp.p.topic.Source, fp.p.num
+	f.spawn(func() any {
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		starts, err := kadm.NewClient(f.src).ListStartOffsets(ctx, source)
+		if err != nil {
+			return resetDone{fp: fp, err: err}
+		}
+		o, ok := starts.Lookup(source, num)
+		if !ok || o.Err != nil {
+			return resetDone{fp: fp, err: fmt.Errorf("no start offset for %s[%d]: %v", source, num, o.Err)}
+		}
+		return resetDone{fp: fp, offset: o.Offset}
+	})
+}
+
+func (f *forwarder) handleProduce(ev produceDone) {
+	now := time.Now()
+	if ev.err != nil {
+		if !errors.Is(ev.err, context.Canceled) {
+			f.log.Warn("fast path: produce failed; retrying", "broker", ev.broker, "err", ev.err)
+		}
+		f.dstStale = true
+		for _, fp := range ev.batches {
+			f.retry(fp, now)
+		}
+		return
+	}
+	names := map[[16]byte]string{}
+	for name, tm := range f.dstMeta {
+		names[tm.id] = name
+	}
+	seen := map[*fastPart]bool{}
+	for _, t := range ev.resp.Topics {
+		remote := t.Topic
+		if remote == "" {
+			remote = names[t.TopicID]
+		}
+		for _, rp := range t.Partitions {
+			fp := ev.batches[tp{remote, rp.Partition}]
+			if fp == nil || fp.inflight == nil {
+				continue
+			}
+			seen[fp] = true
+			f.producePartition(fp, rp, now)
+		}
+	}
+	for _, fp := range ev.batches {
+		if !seen[fp] && fp.inflight != nil {
+			f.retry(fp, now) // no answer for it: send it again
+		}
+	}
+}
+
+func (f *forwarder) producePartition(fp *fastPart, rp kmsg.ProduceResponseTopicPartition, now time.Time) {
+	q := fp.inflight
+	err := kerr.ErrorForCode(rp.ErrorCode)
+	switch {
+	case err == nil:
+		f.ack(fp, q, rp.BaseOffset)
+	case errors.Is(err, kerr.OutOfOrderSequenceNumber), errors.Is(err, kerr.UnknownProducerID),
+		errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.InvalidProducerIDMapping), errors.Is(err, kerr.ProducerFenced):
+		// The broker lost or rejected our producer state: start a new
+		// producer id, which renumbers every partition from zero.
+		f.log.Warn("fast path: the target rejected the producer state; starting a new producer id", "topic", fp.p.topic.Remote, "partition", fp.p.num, "err", err)
+		f.pidWanted = f.cfg.Idempotent
+		f.retry(fp, now)
+	case errors.Is(err, kerr.DuplicateSequenceNumber):
+		f.fail(fp, fmt.Errorf("writing %s[%d]: the target reports a duplicate without its offset, so the offset index cannot stay exact: %w", fp.p.topic.Remote, fp.p.num, err))
+	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge), errors.Is(err, kerr.InvalidRecord),
+		errors.Is(err, kerr.CorruptMessage), errors.Is(err, kerr.UnsupportedCompressionType), errors.Is(err, kerr.InvalidTimestamp):
+		f.retry(fp, now)
+		f.leave(fp, "the target rejected a forwarded batch: "+err.Error())
+	case kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition):
+		f.dstStale = true
+		f.retry(fp, now)
+	default:
+		f.fail(fp, fmt.Errorf("writing %s[%d] offset %d to %s: %w", fp.p.topic.Source, fp.p.num, q.h.BaseOffset, fp.p.topic.Remote, err))
+	}
+}
+
+// ack records an acknowledged batch: the exact offsets of its records,
+// progress, and MM2 sync state.
+func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
+	fp.inflight = nil
+	fp.fromEarliest = false
+	fp.queueBytes -= len(q.data)
+	f.buffered -= int64(len(q.data))
+	n := int64(q.h.LastOffsetDelta) + 1
+	p := fp.p
+	p.mu.Lock()
+	if p.err == nil {
+		p.acked = q.h.NextOffset()
+		p.idx.AckRange(q.h.BaseOffset, tgtBase, n)
+		p.syncs.AckRange(q.h.BaseOffset, tgtBase, n)
+	}
+	p.mu.Unlock()
+	p.records.Add(int64(q.h.NumRecords))
+	p.bytes.Add(int64(len(q.data)))
+	f.m.records.Add(int64(q.h.NumRecords))
+	f.m.bytes.Add(int64(len(q.data)))
+	f.applySkips(fp)
+}
+
+// retry puts the in-flight batch back at the head of the queue.
+func (f *forwarder) retry(fp *fastPart, now time.Time) {
+	if fp.inflight == nil {
+		return
+	}
+	fp.queue = append([]qbatch{*fp.inflight}, fp.queue...)
+	fp.inflight = nil
+	fp.notBefore = now.Add(retryBackoff)
+}
+
+// dropQueue forgets what a partition fetched and did not send; the bytes
+// of a batch in flight stay counted until its response.
+func (f *forwarder) dropQueue(fp *fastPart) {
+	for _, q := range fp.queue {
+		f.buffered -= int64(len(q.data))
+		fp.queueBytes -= len(q.data)
+	}
+	fp.queue = nil
+}
+
+// leave starts moving a partition to the record path: it stops fetching,
+// drops what it fetched but did not send, and hands over once nothing is in
+// flight (finishLeaving).
+func (f *forwarder) leave(fp *fastPart, reason string) {
+	if fp.leaving != "" || fp.gone {
+		return
+	}
+	fp.leaving = reason
+	f.dropQueue(fp)
+}
+
+func (f *forwarder) finishLeaving() {
+	for key, fp := range f.parts {
+		if fp.inflight != nil {
+			continue
+		}
+		switch {
+		case fp.gone:
+			f.dropQueue(fp)
+			delete(f.parts, key)
+		case fp.leaving != "":
+			f.dropQueue(fp)
+			delete(f.parts, key)
+			p := fp.p
+			p.mu.Lock()
+			offset := p.acked
+			if offset < 0 {
+				offset = p.idx.Start() // nothing copied yet: where it started
+			}
+			p.mu.Unlock()
+			if offset < 0 {
+				offset = fp.next
+			}
+			f.recordPathFor(p, offset, fp.leaving)
+		}
+	}
+}
+
+// dropRemoved forgets partitions of topics deleted on the source.
+func (f *forwarder) dropRemoved() {
+	for _, fp := range f.parts {
+		if fp.p.removed.Load() && !fp.gone {
+			fp.gone = true
+			f.dropQueue(fp)
+		}
+	}
+}
+
+func (f *forwarder) fail(fp *fastPart, err error) {
+	fp.gone = true
+	f.dropQueue(fp)
+	if fp.p.fail(err) {
+		f.log.Error("partition stopped", "topic", fp.p.topic.Source, "partition", fp.p.num, "err", err)
+	}
+}
