@@ -56,6 +56,7 @@ func newRunCmd(stderr io.Writer) *cobra.Command {
 		lf         logFlags
 		shutdown   time.Duration
 		noTakeover bool
+		debugAddr  string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...]",
@@ -80,6 +81,13 @@ final progress and exits 0. A second signal exits at once.`,
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w.String())
 			}
+			if debugAddr != "" {
+				stop, err := serveDebug(cmd.Context(), debugAddr, logger)
+				if err != nil {
+					return usageError{err}
+				}
+				defer stop()
+			}
 			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
 			if err := d.Run(cmd.Context()); err != nil {
 				return err
@@ -91,6 +99,7 @@ final progress and exits 0. A second signal exits at once.`,
 	cf.register(cmd)
 	lf.register(cmd, "info")
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
+	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); for troubleshooting")
 	cmd.Flags().BoolVar(&noTakeover, "no-mm2-takeover", false, "ignore a Java MirrorMaker 2's stored progress (mm2-offsets.<source>.internal) and start partitions without Strait progress by auto.offset.reset")
 	return cmd
 }

@@ -37,8 +37,9 @@ import (
 
 const (
 	fetchMaxWait        = 500 * time.Millisecond
-	maxProduceInflight  = 4        // requests per target broker
-	produceRequestBytes = 16 << 20 // soft cap of one produce request
+	maxProduceInflight  = 4       // requests per target broker
+	produceRequestBytes = 4 << 20 // soft cap of one produce request
+	fetchResponseBytes  = 8 << 20 // cap of one fetch response: bounds memory churn
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
 )
@@ -153,7 +154,7 @@ func newForwarder(m *Mirror, cfg forwardConfig, log *slog.Logger) *forwarder {
 		cfg.FetchMaxBytes = 50 << 20
 	}
 	if cfg.MaxBuffered <= 0 {
-		cfg.MaxBuffered = 64 << 20
+		cfg.MaxBuffered = 32 << 20
 	}
 	return &forwarder{
 		m: m, cfg: cfg, src: m.src, dst: m.dst, log: log,
@@ -347,7 +348,9 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		req.ReplicaID = -1
 		req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
 		req.MinBytes = 1
-		req.MaxBytes = f.cfg.FetchMaxBytes
+		// The whole fetch fits what the buffer has left (a broker still
+		// returns at least one batch, KIP-74).
+		req.MaxBytes = int32(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, max(f.cfg.MaxBuffered-f.buffered, 1)))
 		if f.cfg.ReadCommitted {
 			req.IsolationLevel = 1
 		}
@@ -368,7 +371,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			rp.CurrentLeaderEpoch = -1
 			rp.FetchOffset = fp.next
 			rp.LogStartOffset = -1
-			rp.PartitionMaxBytes = f.cfg.PartitionFetchSize
+			rp.PartitionMaxBytes = f.cfg.PartitionFetchSize - int32(fp.queueBytes)
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		}
 		f.fetching[broker] = true

@@ -70,7 +70,8 @@ type Config struct {
 	// (max.partition.fetch.bytes, fetch.max.bytes); 0 = Kafka's defaults.
 	PartitionFetchSize int32
 	FetchMaxBytes      int32
-	// MaxBuffered bounds fetched, unacknowledged fast-path bytes.
+	// MaxBuffered bounds fetched, unacknowledged fast-path bytes
+	// (buffer.memory); 0 = 32 MiB.
 	MaxBuffered int64
 	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
 	ThrottleBytesPerSecond int64
