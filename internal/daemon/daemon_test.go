@@ -177,3 +177,43 @@ func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	t.Cleanup(cl.Close)
 	return cl
 }
+
+// TestThrottledFlowDoesNotStallAnother runs two flows between two clusters,
+// one throttled far below its backlog: the other one copies its whole
+// backlog while the throttled one has moved only what its limit allows.
+func TestThrottledFlowDoesNotStallAnother(t *testing.T) {
+	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(2, "slow", "fast"))
+	// Put each topic's backlog on its own side: "slow" on A, "fast" on B.
+	payload := make([]byte, 10_000)
+	for _, side := range []struct {
+		c     *kfake.Cluster
+		topic string
+	}{{a, "slow"}, {b, "fast"}} {
+		cl := client(t, side.c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		var recs []*kgo.Record
+		for i := 0; i < 200; i++ { // 2 MB
+			recs = append(recs, &kgo.Record{Topic: side.topic, Partition: int32(i % 2), Value: payload})
+		}
+		if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fakeConfig(t, a, b, "B->A.enabled = true\nA->B.topics = slow\nB->A.topics = fast\nA->B.strait.throttle.bytes.per.second = 100000\nemit.heartbeats.enabled = false")
+	d, stop := runDaemon(t, cfg)
+	waitRecords(t, a, "B.fast", 200)
+	var slow int64
+	for _, f := range d.Status().Flows {
+		if f.Name == "A->B" {
+			slow = f.Mirror.Bytes
+		}
+	}
+	// The throttled flow can have moved its burst plus 100 kB per second
+	// since it started; the other flow finished 2 MB in that time.
+	if slow >= 2_000_000 {
+		t.Fatalf("the throttled flow copied %d bytes, all of its backlog", slow)
+	}
+	t.Logf("the unthrottled flow copied 2 MB while the throttled one copied %d bytes", slow)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
