@@ -217,3 +217,36 @@ func TestThrottledFlowDoesNotStallAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHeartbeatsReplication: the pair B->A writes heartbeats into A, and
+// A->B replicates them as A.heartbeats even though `topics` does not
+// name them, unless heartbeats.replication.enabled=false (KIP-1089: then
+// heartbeats follow the topic filter like any topic).
+func TestHeartbeatsReplication(t *testing.T) {
+	for _, enabled := range []bool{true, false} {
+		t.Run(fmt.Sprint(enabled), func(t *testing.T) {
+			a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(1, "orders"))
+			client(t, a).ProduceSync(t.Context(), &kgo.Record{Topic: "orders", Value: []byte("x")})
+			d, stop := runDaemon(t, fakeConfig(t, a, b, fmt.Sprintf("topics = orders\nheartbeats.replication.enabled = %v", enabled)))
+			waitRecords(t, b, "A.orders", 1)
+			waitRecords(t, a, "heartbeats", 2) // B->A has emitted
+			waitRecords(t, b, "heartbeats", 2) // A->B has emitted
+			replicated := false
+			kafkatest.Eventually(t, 10*time.Second, func() error {
+				for _, p := range d.Status().Flows[0].Mirror.Partitions {
+					replicated = replicated || p.Topic == "heartbeats" && p.Records > 0
+				}
+				if enabled && !replicated {
+					return fmt.Errorf("heartbeats not replicated yet")
+				}
+				return nil
+			})
+			if replicated != enabled {
+				t.Fatalf("heartbeats replicated = %v with heartbeats.replication.enabled = %v", replicated, enabled)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"strait/internal/offsets"
 	"strait/internal/tail"
 	"strait/internal/verify"
+	"strait/internal/wire"
 )
 
 var env *kafkatest.Env
@@ -268,5 +269,60 @@ func TestFallbackToRecordPath(t *testing.T) {
 		if codec != batch.Zstd {
 			t.Errorf("record path wrote %s batches, compression.type asks for zstd", codec)
 		}
+	}
+}
+
+// TestOffsetSyncsAreExactPairs checks the MM2 offset syncs Strait writes,
+// on the source (MM2's default location) and on the target: every sync
+// pairs a source offset with the target offset of that same record, as
+// MM2's checkpoint code assumes.
+func TestOffsetSyncsAreExactPairs(t *testing.T) {
+	for _, location := range []string{"source", "target"} {
+		t.Run(location, func(t *testing.T) {
+			a, b := env.Clusters[0], env.Clusters[1]
+			topic := kafkatest.Name(t, "syncs")
+			a.CreateTopic(t, topic, 2, nil)
+			produce(t, topic, 2, 3000, kgo.Lz4Compression(), true) // gaps from markers and aborts
+			syncTopic, on := "mm2-offset-syncs.B.internal", a
+			if location == "target" {
+				syncTopic, on = "mm2-offset-syncs.A.internal", b
+			}
+			runDaemon(t, fmt.Sprintf("topics = %s\noffset-syncs.topic.location = %s\noffset.lag.max = 50", topic, location))
+			waitProgress(t, topic)
+			src := a.ReadAll(t, topic, kgo.ReadCommitted())
+			dst := b.ReadAll(t, "A."+topic, kgo.ReadCommitted())
+			at := func(recs []*kgo.Record, off int64) *kgo.Record {
+				for _, r := range recs {
+					if r.Offset == off {
+						return r
+					}
+				}
+				return nil
+			}
+			var n int
+			kafkatest.Eventually(t, 30*time.Second, func() error {
+				n = 0
+				cl := on.Client(t, tail.ClientOpts()...)
+				_, err := tail.ReadToEnd(t.Context(), cl, syncTopic, func(r *kgo.Record) {
+					s, err := wire.DecodeOffsetSync(r.Key, r.Value)
+					if err != nil || s.Topic != topic {
+						return
+					}
+					n++
+					up, down := at(src[s.Partition], s.UpstreamOffset), at(dst[s.Partition], s.DownstreamOffset)
+					if up == nil || down == nil || !verify.Same(up, down) {
+						t.Errorf("sync %+v does not pair a record with its copy", s)
+					}
+				})
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return fmt.Errorf("no offset syncs for %s in %s yet", topic, syncTopic)
+				}
+				return nil
+			})
+			t.Logf("%d offset syncs in %s, all exact pairs", n, syncTopic)
+		})
 	}
 }

@@ -140,7 +140,6 @@ type forwarder struct {
 	epoch         int16
 	pidWanted     bool
 	pidInflight   bool
-	pidErr        error
 	running       int // network goroutines outstanding
 	stopFetching  bool
 	recordPathFor func(p *partition, offset int64, reason string)
