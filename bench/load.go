@@ -10,24 +10,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/kafkaclient"
 )
 
 // codec returns franz-go's codec for a Java compression.type name.
-func codec(name string) (kgo.CompressionCodec, bool) {
-	switch name {
-	case "none":
-		return kgo.NoCompression(), true
-	case "gzip":
-		return kgo.GzipCompression(), true
-	case "snappy":
-		return kgo.SnappyCompression(), true
-	case "lz4":
-		return kgo.Lz4Compression(), true
-	case "zstd":
-		return kgo.ZstdCompression(), true
-	}
-	return kgo.CompressionCodec{}, false
-}
+func codec(name string) (kgo.CompressionCodec, bool) { return kafkaclient.Codec(name) }
 
 // sourceLinger is the linger of the harness's producers: Kafka 4's Java default (linger.ms=5),
 // so the source holds batches shaped as a Java application's would be.

@@ -129,23 +129,11 @@ func (p *process) wait(t *testing.T, timeout time.Duration) error {
 	}
 }
 
-// writeConfig writes an MM2 config for a->b between the test clusters.
+// writeConfig writes an MM2 config for A->B between the test clusters.
 func writeConfig(t *testing.T, extra string) string {
 	t.Helper()
-	a, b := env.Clusters[0], env.Clusters[1]
-	cfg := fmt.Sprintf(`clusters = A, B
-A.bootstrap.servers = %s
-B.bootstrap.servers = %s
-A->B.enabled = true
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-refresh.topics.interval.seconds = 1
-%s
-`, a.Bootstrap, b.Bootstrap, extra)
 	path := filepath.Join(t.TempDir(), "mm2.properties")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(env.MM2Properties(extra)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -241,17 +229,7 @@ func producer(t *testing.T, c *kafkatest.Cluster) *kgo.Client {
 // endOffsets returns the end offsets of a topic's partitions.
 func endOffsets(t *testing.T, c *kafkatest.Cluster, topic string) map[int32]int64 {
 	t.Helper()
-	ends, err := c.Admin(t).ListEndOffsets(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			out[o.Partition] = o.Offset
-		}
-	})
-	return out
+	return c.EndOffsets(t, topic, kgo.ReadUncommitted())
 }
 
 // waitCopied waits until the remote topic holds at least want records in

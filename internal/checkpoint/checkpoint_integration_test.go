@@ -27,22 +27,10 @@ var env *kafkatest.Env
 
 func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 2, &env)) }
 
-// baseConfig is an A->B config for the test clusters.
+// baseConfig is an A->B config for the test clusters with fast group
+// refresh and checkpoints.
 func baseConfig(extra string) string {
-	a, b := env.Clusters[0], env.Clusters[1]
-	return fmt.Sprintf(`clusters = A, B
-A.bootstrap.servers = %s
-B.bootstrap.servers = %s
-A->B.enabled = true
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-refresh.topics.interval.seconds = 1
-refresh.groups.interval.seconds = 1
-emit.checkpoints.interval.seconds = 1
-%s
-`, a.Bootstrap, b.Bootstrap, extra)
+	return env.MM2Properties("refresh.groups.interval.seconds = 1\nemit.checkpoints.interval.seconds = 1\n" + extra)
 }
 
 // startDaemon runs Strait in-process until the test ends.
@@ -127,22 +115,7 @@ func firstFrom(t *testing.T, c *kafkatest.Cluster, topic string, partition int32
 
 func endOffsets(t *testing.T, c *kafkatest.Cluster, topic string, iso kgo.IsolationLevel) map[int32]int64 {
 	t.Helper()
-	adm := c.Admin(t)
-	list := adm.ListEndOffsets
-	if iso == kgo.ReadCommitted() {
-		list = adm.ListCommittedOffsets
-	}
-	ends, err := list(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			out[o.Partition] = o.Offset
-		}
-	})
-	return out
+	return c.EndOffsets(t, topic, iso)
 }
 
 func commit(t *testing.T, c *kafkatest.Cluster, group, topic string, partitions int32, at int64) {

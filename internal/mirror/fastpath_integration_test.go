@@ -33,19 +33,7 @@ func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 2, &env)) }
 
 func runDaemon(t *testing.T, extra string) *daemon.Daemon {
 	t.Helper()
-	a, b := env.Clusters[0], env.Clusters[1]
-	props := fmt.Sprintf(`clusters = A, B
-A.bootstrap.servers = %s
-B.bootstrap.servers = %s
-A->B.enabled = true
-replication.factor = 1
-checkpoints.topic.replication.factor = 1
-heartbeats.topic.replication.factor = 1
-offset-syncs.topic.replication.factor = 1
-refresh.topics.interval.seconds = 1
-emit.heartbeats.enabled = false
-%s
-`, a.Bootstrap, b.Bootstrap, extra)
+	props := env.MM2Properties("emit.heartbeats.enabled = false\n" + extra)
 	cfg, err := config.Parse("test.properties", []byte(props), config.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
