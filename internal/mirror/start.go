@@ -1,0 +1,324 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/index"
+	"strait/internal/offsets"
+)
+
+// applyUpdates starts consuming the partitions of new topics.
+func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		}
+		m.pendingMu.Lock()
+		add, gone := m.pendingAdd, m.pendingGone
+		m.pendingAdd, m.pendingGone = nil, nil
+		m.pendingMu.Unlock()
+		m.apply(ctx, produceCtx, add, gone)
+	}
+}
+
+func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, gone map[string]bool) {
+	m.mu.Lock()
+	initial := !m.started
+	m.started = true
+	var added []*partition
+	for _, t := range add {
+		ts := m.topics[t.Source]
+		if ts == nil {
+			ts = &topicState{Topic: t}
+			m.topics[t.Source] = ts
+		}
+		for n := int32(len(ts.parts)); n < t.Partitions; n++ {
+			p := &partition{topic: ts, num: n, initial: initial, acked: -1, committed: -1, syncs: offsets.NewSyncEmitter(m.cfg.OffsetLagMax)}
+			tp := index.TP{Topic: t.Source, Partition: n}
+			if prev := m.index.Parts[tp]; prev != nil && m.index.IDs[tp] == t.ID {
+				p.idx = prev
+			} else {
+				p.idx = offsets.NewPartition()
+			}
+			p.ctx = context.WithValue(produceCtx, partKey{}, p)
+			ts.parts = append(ts.parts, p)
+			added = append(added, p)
+		}
+	}
+	removed := make(map[string][]int32)
+	for name := range gone {
+		if ts := m.topics[name]; ts != nil {
+			for _, p := range ts.parts {
+				p.removed.Store(true)
+				removed[name] = append(removed[name], p.num)
+			}
+			delete(m.topics, name)
+		}
+	}
+	stored := m.stored
+	m.mu.Unlock()
+
+	if len(removed) > 0 {
+		m.src.RemoveConsumePartitions(removed)
+		m.log.Info("stopped replicating topics deleted on the source", "topics", len(removed))
+	}
+	if len(added) == 0 {
+		return
+	}
+	m.awaitProducerMetadata(ctx, added)
+	starts := m.startOffsets(ctx, added, stored)
+	fastTopics := m.fastTopics(ctx, added)
+	record := make(map[string]map[int32]kgo.Offset)
+	var fast []*fastPart
+	for _, p := range added {
+		pos, ok := starts[p]
+		if !ok {
+			continue // failed to start; the error is in its status
+		}
+		if fastTopics[p.topic.Source] && pos.at >= 0 {
+			p.fast.Store(true)
+			fast = append(fast, &fastPart{p: p, next: pos.at, fromEarliest: pos.earliest, seq: 0})
+			continue
+		}
+		if record[p.topic.Source] == nil {
+			record[p.topic.Source] = make(map[int32]kgo.Offset)
+		}
+		record[p.topic.Source][p.num] = pos.kgo()
+	}
+	if len(record) > 0 {
+		m.src.AddConsumePartitions(record)
+	}
+	if len(fast) > 0 {
+		m.fwd.add(ctx, fast)
+	}
+}
+
+// fastTopics decides which topics of new partitions take the fast path:
+// the fast path must be on, the target producer must keep the source's
+// compression (no compression.type set), and the source topic must neither
+// be compacted (compaction leaves offset holes inside batches, which
+// brokers reject) nor stamp LogAppendTime (a forwarded batch would carry the
+// producer's timestamps instead of the broker's).
+func (m *Mirror) fastTopics(ctx context.Context, parts []*partition) map[string]bool {
+	out := map[string]bool{}
+	if m.fwd == nil {
+		return out
+	}
+	var names []string
+	for _, p := range parts {
+		if _, ok := out[p.topic.Source]; !ok {
+			out[p.topic.Source] = false
+			names = append(names, p.topic.Source)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cfgs, err := m.srcAdm.DescribeTopicConfigs(lctx, names...)
+	if err != nil {
+		m.log.Warn("describing source topics failed; their partitions take the record path", "err", err)
+		return out
+	}
+	for _, rc := range cfgs {
+		if rc.Err != nil {
+			continue
+		}
+		fast := true
+		for _, c := range rc.Configs {
+			v := c.MaybeValue()
+			switch c.Key {
+			case "cleanup.policy":
+				fast = fast && !strings.Contains(v, "compact")
+			case "message.timestamp.type":
+				fast = fast && v != "LogAppendTime"
+			}
+		}
+		out[rc.Name] = fast
+	}
+	return out
+}
+
+// toRecordPath moves a partition from the fast path to the record path at
+// a source offset: everything before it is acknowledged.
+func (m *Mirror) toRecordPath(p *partition, offset int64, reason string) {
+	p.fast.Store(false)
+	m.log.Info("partition continues on the record path", "topic", p.topic.Source, "partition", p.num, "offset", offset, "reason", reason)
+	m.src.AddConsumePartitions(map[string]map[int32]kgo.Offset{p.topic.Source: {p.num: kgo.NewOffset().At(offset)}})
+}
+
+// awaitProducerMetadata waits until the producer knows the remote
+// partitions of grown topics: franz-go fails a record for a partition its
+// metadata does not have yet instead of waiting for it.
+func (m *Mirror) awaitProducerMetadata(ctx context.Context, parts []*partition) {
+	unknown := func() []*partition {
+		var out []*partition
+		for _, p := range parts {
+			if topicKnown, _, _ := m.dst.PartitionLeader(p.topic.Remote, 0); topicKnown < 0 {
+				continue // a new topic: the producer waits for its metadata itself
+			}
+			if leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num); leader < 0 {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for missing := unknown(); len(missing) > 0; missing = unknown() {
+		if time.Now().After(deadline) {
+			m.log.Warn("the producer does not see new partitions of the target yet; they may fail and stop", "partitions", len(missing))
+			return
+		}
+		m.dst.ForceMetadataRefresh()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// startPos is where a partition starts: an exact offset, or the log start
+// (earliest) with the start offset as listed when known (-1 otherwise).
+type startPos struct {
+	at       int64
+	earliest bool
+}
+
+// kgo converts a start position for the record path's consumer.
+func (s startPos) kgo() kgo.Offset {
+	if s.earliest {
+		return kgo.NewOffset().AtStart()
+	}
+	return kgo.NewOffset().At(s.at)
+}
+
+// startOffsets decides where each new partition starts: at its stored
+// progress (checked against the source log), else by auto.offset.reset for
+// partitions present at start, else at the log start.
+func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) map[*partition]startPos {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if !seen[p.topic.Source] {
+			seen[p.topic.Source] = true
+			names = append(names, p.topic.Source)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	starts, serr := m.srcAdm.ListStartOffsets(lctx, names...)
+	list := m.srcAdm.ListEndOffsets
+	if m.cfg.ReadCommitted {
+		list = m.srcAdm.ListCommittedOffsets // the last stable offset
+	}
+	ends, eerr := list(lctx, names...)
+
+	out := make(map[*partition]startPos, len(parts))
+	for _, p := range parts {
+		at, err := m.startOffset(p, stored, starts, serr, ends, eerr)
+		if err != nil {
+			if p.fail(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+			continue
+		}
+		out[p] = at
+	}
+	return out
+}
+
+func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (startPos, error) {
+	name := fmt.Sprintf("%s[%d]", p.topic.Source, p.num)
+	// Where to resume: Strait's own progress, else a Java MM2's.
+	var (
+		next      int64
+		by        string
+		committed bool
+	)
+	// atStart starts at the log start; the listed start offset tells the
+	// index where replication began, so offsets between it and the first
+	// record (compacted away) still translate.
+	atStart := func() (startPos, error) {
+		pos := startPos{at: -1, earliest: true}
+		if st, ok := starts.Lookup(p.topic.Source, p.num); ok && serr == nil && st.Err == nil {
+			pos.at = st.Offset
+			p.mu.Lock()
+			p.idx.SetStart(st.Offset)
+			p.mu.Unlock()
+		}
+		return pos, nil
+	}
+	s, ok := stored[p.topic.Remote][p.num]
+	switch {
+	case ok:
+		if s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
+			return startPos{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
+		}
+		next, by, committed = s.next, "stored progress", true
+	default:
+		last, mm2 := m.mm2[p.topic.Source][p.num]
+		switch {
+		case mm2:
+			next, by, ok = last+1, "MirrorMaker 2's stored progress in "+m.cfg.TakeoverTopic, true
+		case !p.initial:
+			return atStart()
+		case m.cfg.AutoOffsetReset == "none":
+			return startPos{}, fmt.Errorf("%s has no stored progress and auto.offset.reset=none; set auto.offset.reset=earliest or latest on the source consumer", name)
+		case m.cfg.AutoOffsetReset != "latest":
+			return atStart()
+		}
+	}
+	if serr != nil || eerr != nil {
+		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
+	}
+	start, sok := starts.Lookup(p.topic.Source, p.num)
+	end, eok := ends.Lookup(p.topic.Source, p.num)
+	if !sok || !eok || start.Err != nil || end.Err != nil {
+		var err error
+		if sok {
+			err = start.Err
+		}
+		if eok && err == nil {
+			err = end.Err
+		}
+		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %v", name, err)
+	}
+	if !ok {
+		// auto.offset.reset=latest: start at the end as it is now, and
+		// store that position, so a restart before the first record does
+		// not skip what arrived in between.
+		p.mu.Lock()
+		p.acked = end.Offset
+		p.idx.SetStart(end.Offset)
+		p.idx.Cover(end.Offset)
+		p.mu.Unlock()
+		return startPos{at: end.Offset}, nil
+	}
+	switch {
+	case next < start.Offset:
+		return startPos{}, fmt.Errorf("source %s: records %d..%d were deleted before they were replicated (log start is %d, %s %d); the partition is stopped to avoid a silent gap",
+			name, next, start.Offset-1, start.Offset, by, next)
+	case next > end.Offset:
+		return startPos{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
+			by, next, name, end.Offset, m.cfg.Group, p.topic.Remote)
+	}
+	p.mu.Lock()
+	p.acked = next
+	p.idx.SetStart(next) // kept when the loaded index knows an earlier start
+	if committed {
+		p.committed = next
+	}
+	p.mu.Unlock()
+	if !committed {
+		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
+	}
+	return startPos{at: next}, nil
+}
