@@ -58,8 +58,12 @@ type params struct {
 
 	BrokerHeap string `json:"broker_heap"`
 	StraitBin  string `json:"strait_bin,omitempty"`
-	OutDir     string `json:"-"`
-	KeepLogs   bool   `json:"-"`
+	// StraitProps are extra properties for Strait's file only
+	// ("key=value;key=value"), e.g. strait.fast.path=false to measure the
+	// record path.
+	StraitProps string `json:"strait_props,omitempty"`
+	OutDir      string `json:"-"`
+	KeepLogs    bool   `json:"-"`
 }
 
 // mm2Tuning is what MM2 gets beyond its defaults. It is written into every properties file,
@@ -144,6 +148,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.IntVar(&p.MM2.OffsetFlushMs, "offset-flush-ms", p.MM2.OffsetFlushMs, "<target>.offset.flush.interval.ms (0: each tool's default, MM2 60000, Strait 1000)")
 	fs.StringVar(&p.BrokerHeap, "broker-heap", p.BrokerHeap, "max heap of each Kafka broker")
 	fs.StringVar(&p.StraitBin, "strait-bin", "", "use this strait binary instead of building ./cmd/strait")
+	fs.StringVar(&p.StraitProps, "strait-props", "", "extra properties for Strait's file only, key=value;key=value (e.g. strait.fast.path=false)")
 	fs.StringVar(&p.OutDir, "out", p.OutDir, "directory for <timestamp>.md, <timestamp>.json and latest.md (relative to the repository root)")
 	fs.BoolVar(&p.KeepLogs, "keep", false, "keep the clusters' dir and the tools' logs after the run")
 	if err := fs.Parse(args); err != nil {

@@ -12,6 +12,7 @@ type flowSpec struct {
 	topic                string // the one source topic to replicate (letters, digits, '-')
 	tuning               mm2Tuning
 	targetCodec          string
+	straitProps          string // key=value;... for Strait's file only
 }
 
 // remoteTopic is the topic's name on the target under MM2's DefaultReplicationPolicy.
@@ -55,6 +56,14 @@ func (f flowSpec) properties(tool string) string {
 	w("%s.consumer.max.poll.records = %d", f.source, t.MaxPollRecords)
 	if t.OffsetFlushMs > 0 {
 		w("%s.offset.flush.interval.ms = %d", f.target, t.OffsetFlushMs)
+	}
+	if tool == toolStrait && f.straitProps != "" {
+		w("# Strait only (-strait-props):")
+		for _, kv := range strings.Split(f.straitProps, ";") {
+			if kv = strings.TrimSpace(kv); kv != "" {
+				w("%s", kv)
+			}
+		}
 	}
 	return b.String()
 }

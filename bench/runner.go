@@ -239,7 +239,7 @@ func (r *runner) nextFlow(topic string) flowSpec {
 	return flowSpec{
 		source: "A" + n, target: "B" + n,
 		sourceBoot: r.tb.a.bootstrap, destBoot: r.tb.b.bootstrap,
-		topic: topic, tuning: r.p.MM2, targetCodec: r.p.TargetCodec,
+		topic: topic, tuning: r.p.MM2, targetCodec: r.p.TargetCodec, straitProps: r.p.StraitProps,
 	}
 }
 

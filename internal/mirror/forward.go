@@ -37,9 +37,9 @@ import (
 
 const (
 	fetchMaxWait        = 500 * time.Millisecond
-	maxProduceInflight  = 4       // requests per target broker
-	produceRequestBytes = 4 << 20 // soft cap of one produce request
-	fetchResponseBytes  = 8 << 20 // cap of one fetch response: bounds memory churn
+	maxProduceInflight  = 4        // requests per target broker
+	produceRequestBytes = 16 << 20 // soft cap of one produce request
+	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
 )
