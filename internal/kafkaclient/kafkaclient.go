@@ -38,8 +38,6 @@ type Settings struct {
 	// ReadCommitted is true unless the file sets isolation.level=read_uncommitted.
 	// Strait's default is read_committed so aborted data is never copied.
 	ReadCommitted bool
-	// MaxPollRecords bounds records handled per poll (max.poll.records, default 500... used as a hint).
-	MaxPollRecords int
 	// Acks as written ("all", "-1", "1", "0"); "all" by default.
 	Acks string
 	// Idempotent is false only when enable.idempotence=false or acks != all.
@@ -47,8 +45,6 @@ type Settings struct {
 	// Compression is compression.type ("" when unset: Strait then uses none
 	// on the record path, as the Java producer does).
 	Compression string
-	// MaxRequestBytes is max.request.size (producer), 0 when unset.
-	MaxRequestBytes int32
 	// BufferBytes is buffer.memory (producer), 0 when unset.
 	BufferBytes int64
 	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
@@ -68,7 +64,7 @@ type Mapped struct {
 // that cannot be honoured safely (a bad number, an unsupported security
 // protocol); keys without an equivalent only produce warnings.
 func Map(role Role, c config.Client) (Mapped, error) {
-	x := &mapper{m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true, MaxPollRecords: 500}}}
+	x := &mapper{m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true}}}
 	for _, p := range c.Props {
 		v := strings.TrimSpace(p.Value.Reveal())
 		if x.common(p, v) {
@@ -237,7 +233,6 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 				x.bad(p, "max.request.size must be between 1024 and 1073741824; got %d", n)
 				return
 			}
-			s.MaxRequestBytes = int32(n)
 			x.add(kgo.ProducerBatchMaxBytes(int32(n)))
 		}
 	case "batch.size":
@@ -311,8 +306,8 @@ func (x *mapper) consumer(p config.ClientProp, v string) {
 			x.add(kgo.FetchMaxWait(d))
 		}
 	case "max.poll.records":
-		if n, ok := x.int(p); ok && n > 0 {
-			s.MaxPollRecords = int(min(n, 1<<20))
+		if _, ok := x.int(p); ok {
+			x.warn(p, "max.poll.records does not apply: Strait hands whole fetches to the producer; fetch sizes bound them")
 		}
 	case "check.crcs":
 		if strings.EqualFold(v, "false") {
