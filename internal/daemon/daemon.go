@@ -298,7 +298,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return fmt.Errorf("flow %s: source consumer settings: %w", name, err)
 	}
-	src, err := b.client(kafkaclient.Consumer, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted)...)
+	src, err := b.client(kafkaclient.Consumer, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ type Settings struct {
 	// Compression is compression.type ("" when unset: Strait then uses none
 	// on the record path, as the Java producer does).
 	Compression string
-	// BufferBytes is buffer.memory (producer), 0 when unset.
+	// BufferBytes is buffer.memory (producer), 32 MiB when unset as in Java.
 	BufferBytes int64
 	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
 	// and fetch.max.bytes (consumer), 0 when unset.
@@ -85,6 +85,12 @@ func Map(role Role, c config.Client) (Mapped, error) {
 			x.m.Warnings = append(x.m.Warnings, config.Warning{Message: fmt.Sprintf("acks=%s disables the idempotent producer: retries may duplicate records", s.Acks)})
 		}
 		s.Idempotent = false
+	}
+	if role == Producer && s.BufferBytes == 0 {
+		// Java's buffer.memory default: it bounds what the producer holds,
+		// and with it the fetched data the records still reference.
+		s.BufferBytes = 32 << 20
+		x.add(kgo.MaxBufferedBytes(int(s.BufferBytes)), kgo.MaxBufferedRecords(1<<20))
 	}
 	switch {
 	case role != Producer:
@@ -240,7 +246,7 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 	case "buffer.memory":
 		if n, ok := x.int(p); ok {
 			s.BufferBytes = n
-			x.add(kgo.MaxBufferedBytes(int(n)))
+			x.add(kgo.MaxBufferedBytes(int(n)), kgo.MaxBufferedRecords(1<<20)) // bytes govern, as in Java
 		}
 	case "max.in.flight.requests.per.connection":
 		if n, ok := x.int(p); ok {

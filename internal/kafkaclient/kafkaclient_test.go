@@ -33,7 +33,7 @@ func TestMap(t *testing.T) {
 		}},
 		{name: "producer settings map to options", role: Producer,
 			props: []string{"compression.type", "zstd", "linger.ms", "20", "acks", "all", "max.request.size", "2097152", "buffer.memory", "67108864", "delivery.timeout.ms", "120000"},
-			opts:  6, want: func(s Settings) bool {
+			opts:  7, want: func(s Settings) bool {
 				return s.Compression == "zstd" && s.BufferBytes == 67108864 && s.Idempotent
 			}},
 		{name: "acks=1 disables idempotence", role: Producer, props: []string{"acks", "1"},

@@ -177,14 +177,24 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 	return m
 }
 
-// SourceOpts are the options the source client needs (in addition to the
-// user's settings).
-func SourceOpts(readCommitted bool) []kgo.Opt {
+// recordFetchBytes caps a record-path fetch (compressed bytes).
+const recordFetchBytes = 8 << 20
+
+// SourceOpts are the options the source client needs; they apply after the
+// user's settings. fetchMaxBytes is the user's fetch.max.bytes (0 unset).
+func SourceOpts(readCommitted bool, fetchMaxBytes int32) []kgo.Opt {
 	iso := kgo.ReadUncommitted()
 	if readCommitted {
 		iso = kgo.ReadCommitted()
 	}
+	if fetchMaxBytes <= 0 || fetchMaxBytes > recordFetchBytes {
+		// The record path holds a fetch decompressed while the next one
+		// is buffered: capping fetches bounds memory with little effect
+		// on throughput.
+		fetchMaxBytes = recordFetchBytes
+	}
 	return []kgo.Opt{
+		kgo.FetchMaxBytes(fetchMaxBytes),
 		kgo.FetchIsolationLevel(iso),
 		// Never reset silently: an out-of-range offset means records were
 		// deleted before they were copied, and that must be loud.
