@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -100,15 +101,21 @@ offset-syncs.topic.replication.factor = 1
 		produced int64
 		mu       sync.Mutex
 	)
-	runCtx, stopRun := context.WithCancel(ctx)
+	// Replication outlives ctx (Ctrl-C or --duration) by the drain below;
+	// a second Ctrl-C exits at once (see cmd/strait).
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	runDone := make(chan struct{})
 	wg.Go(func() {
 		defer close(runDone)
 		runErr = d.Run(runCtx)
 	})
+	genCtx, stopGen := context.WithCancel(runCtx)
+	defer stopGen()
+	genDone := make(chan struct{})
 	wg.Go(func() {
-		n := generate(runCtx, gen, rate)
+		defer close(genDone)
+		n := generate(genCtx, gen, rate)
 		mu.Lock()
 		produced = n
 		mu.Unlock()
@@ -127,15 +134,28 @@ loop:
 		case <-runDone:
 			break loop
 		case now := <-tick.C:
-			st := d.Status()
-			var copied, lag int64
-			for _, f := range st.Flows {
-				copied += f.Mirror.Records
-				lag += f.Mirror.Lag
-			}
+			copied, lag := demoProgress(d)
 			perSec := float64(copied-last) / now.Sub(lastAt).Seconds()
 			last, lastAt = copied, now
 			fmt.Fprintf(w, "\r[%5.0fs] copied %10s records  %8s records/s  lag %6s records ", now.Sub(start).Seconds(), group(copied), group(int64(perSec)), group(lag))
+		}
+	}
+	// Stop the generator first and give replication a moment to copy
+	// what it wrote last.
+	stopGen()
+	<-genDone
+	mu.Lock()
+	want := produced
+	mu.Unlock()
+	drain := time.NewTimer(5 * time.Second)
+	defer drain.Stop()
+	for copied, _ := demoProgress(d); copied < want; copied, _ = demoProgress(d) {
+		select {
+		case <-drain.C:
+			want = 0
+		case <-runDone:
+			want = 0
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	stopRun()
@@ -144,10 +164,7 @@ loop:
 	if runErr != nil {
 		return runErr
 	}
-	var copied int64
-	for _, f := range d.Status().Flows {
-		copied += f.Mirror.Records
-	}
+	copied, _ := demoProgress(d)
 	mu.Lock()
 	fmt.Fprintf(w, "Done: generated %s records, copied %s to B.\n", group(produced), group(copied))
 	mu.Unlock()
@@ -162,6 +179,19 @@ Strait reads MirrorMaker 2 configs as they are: point it at your mm2.properties.
 		return errors.New("demo copied no records")
 	}
 	return nil
+}
+
+// demoProgress sums the records copied and the lag of the demo topics.
+func demoProgress(d *daemon.Daemon) (copied, lag int64) {
+	for _, f := range d.Status().Flows {
+		for _, p := range f.Mirror.Partitions {
+			if slices.Contains(demoTopics, p.Topic) {
+				copied += p.Records
+				lag += p.Lag
+			}
+		}
+	}
+	return copied, lag
 }
 
 // generate writes keyed records with headers at about rate per second until
