@@ -468,3 +468,35 @@ func TestOffsetsTranslateCommand(t *testing.T) {
 		t.Fatalf("table: %v\n%s", err, table.out.String())
 	}
 }
+
+// TestStopWhileTargetIsDown: with the target broker gone, a stop still
+// ends within its deadline instead of waiting for answers that never come,
+// and after the target is back a restart copies everything.
+func TestStopWhileTargetIsDown(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	w := &workload{topic: kafkatest.Name(t, "targetdown"), partitions: 3}
+	a.CreateTopic(t, w.topic, 3, nil)
+	stopLoad := startLoad(t, w, producer(t, a))
+	cfg := writeConfig(t, "topics = "+w.topic)
+	p := startStrait(t, "run", cfg, "--shutdown-timeout", "3s")
+	waitProgress(t, "A."+w.topic, 0)
+	b.StopBroker(t, true)
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			b.StartBroker(t)
+		}
+	})
+	// The stop's deadline (3 s) plus the final commit's and the CLI's grace
+	// bound the wait; a minute means it hung.
+	_ = p.stop(t, syscall.SIGTERM, time.Minute)
+	b.StartBroker(t)
+	restarted = true
+	stopLoad()
+	q := startStrait(t, "run", cfg)
+	waitCaughtUp(t, w.topic, "A."+w.topic, 2*time.Minute)
+	if err := q.stop(t, syscall.SIGTERM, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, w.topic, "A."+w.topic, kgo.ReadCommitted())
+}

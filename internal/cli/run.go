@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,6 +52,32 @@ func (c *configFlags) load() (*config.Config, error) {
 	return cfg, nil
 }
 
+// runUntilStopped runs the daemon and, once a stop was asked for, gives it
+// the shutdown timeout plus a grace period to finish: a stop never hangs,
+// whatever the clusters do.
+func runUntilStopped(ctx context.Context, d *daemon.Daemon, shutdown time.Duration, logger *slog.Logger) error {
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			logger.Info("stopped")
+		}
+		return err
+	case <-ctx.Done():
+	}
+	grace := shutdown + 15*time.Second
+	select {
+	case err := <-done:
+		if err == nil {
+			logger.Info("stopped")
+		}
+		return err
+	case <-time.After(grace):
+		return fmt.Errorf("stopping did not finish within %s (the clusters did not answer); records not acknowledged by the target will be copied again on restart", grace)
+	}
+}
+
 func newRunCmd(stderr io.Writer) *cobra.Command {
 	var (
 		cf         configFlags
@@ -89,11 +117,7 @@ final progress and exits 0. A second signal exits at once.`,
 				defer stop()
 			}
 			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
-			if err := d.Run(cmd.Context()); err != nil {
-				return err
-			}
-			logger.Info("stopped")
-			return nil
+			return runUntilStopped(cmd.Context(), d, shutdown, logger)
 		},
 	}
 	cf.register(cmd)

@@ -278,7 +278,7 @@ func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 
 func (d *Daemon) buildHeartbeats(b *builder, pol policy.ReplicationPolicy) error {
 	fc := b.f.cfg
-	cl, err := b.client(kafkaclient.Producer, fc.TargetProducer, "heartbeats-target-producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := b.client(kafkaclient.Producer, fc.TargetProducer, "heartbeats-target-producer", internalProducerOpts()...)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return err
 	}
 	f.pings = append(f.pings, ping{fc.Source, srcAdm}, ping{fc.Target, dstAdm})
-	meta, err := b.client(kafkaclient.Producer, fc.TargetProducer, "internal-target-producer", kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	meta, err := b.client(kafkaclient.Producer, fc.TargetProducer, "internal-target-producer", internalProducerOpts()...)
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	}
 	syncWriter := meta
 	if fc.EmitOffsetSyncsEnabled && fc.OffsetSyncsTopicLocation != "target" {
-		if syncWriter, err = b.client(kafkaclient.Producer, fc.SourceProducer, "offset-syncs-source-producer", kgo.RecordPartitioner(kgo.ManualPartitioner())); err != nil {
+		if syncWriter, err = b.client(kafkaclient.Producer, fc.SourceProducer, "offset-syncs-source-producer", internalProducerOpts()...); err != nil {
 			return err
 		}
 	}
@@ -442,6 +442,20 @@ func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topi
 		SyncInterval:          fc.SyncGroupOffsetsInterval,
 	}, checkpoint.Clients{SourceAdmin: srcAdm, TargetAdmin: tgtAdm, Producer: producer, Loader: loader}, f.indexReader, d.log)
 	return nil
+}
+
+// internalProducerOpts configure the producers of Strait's own records
+// (offset index, offset syncs, checkpoints, heartbeats). Those records are
+// compacted and rewriting one is harmless, so the producers are not
+// idempotent: an unacknowledged write can then be abandoned when a stop's
+// deadline passes or the cluster is gone, where an idempotent producer
+// must wait for an answer it may never get.
+func internalProducerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DisableIdempotentWrite(),
+		kgo.RecordDeliveryTimeout(30 * time.Second),
+	}
 }
 
 // acks converts the producer's acks setting for a produce request.
