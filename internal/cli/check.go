@@ -15,7 +15,7 @@ import (
 	"strait/internal/kafkaclient"
 )
 
-func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
+func newCheckCmd(stdout io.Writer) *cobra.Command {
 	var (
 		cf      configFlags
 		offline bool
@@ -57,7 +57,6 @@ cluster the flows use.`,
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to the clusters")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each cluster")
-	_ = stderr
 	return cmd
 }
 

@@ -55,7 +55,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newRunCmd(stderr),
-		newCheckCmd(stdout, stderr),
+		newCheckCmd(stdout),
 		newDemoCmd(stdout, stderr),
 		newOffsetsCmd(stdout),
 		newVersionCmd(stdout),

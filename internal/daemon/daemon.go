@@ -229,28 +229,53 @@ func (d *Daemon) prepare(ctx context.Context, flows []*flow) error {
 
 // builder creates a flow's clients and remembers them for closing.
 type builder struct {
-	d *Daemon
-	f *flow
+	d      *Daemon
+	f      *flow
+	warned map[string]bool
 }
 
-func (b *builder) client(role kafkaclient.Role, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+// settings maps a role's Java client settings, logging each warning once
+// per flow even when several clients share the settings.
+func (b *builder) settings(role kafkaclient.Role, c config.Client) (kafkaclient.Mapped, error) {
 	name := b.f.cfg.Name()
-	cl, m, err := kafkaclient.New(role, c, kafkaclient.Identity{Flow: name, Role: id}, b.d.log, extra...)
+	m, err := kafkaclient.Map(role, c)
+	if err != nil {
+		return m, fmt.Errorf("flow %s: %s client settings: %w", name, role, err)
+	}
+	for _, w := range m.Warnings {
+		if msg := w.String(); !b.warned[msg] {
+			b.warned[msg] = true
+			b.d.log.Warn("client setting", "flow", name, "role", role, "warning", msg)
+		}
+	}
+	return m, nil
+}
+
+// build creates a client from mapped settings and remembers it for closing.
+func (b *builder) build(m kafkaclient.Mapped, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+	name := b.f.cfg.Name()
+	cl, err := kafkaclient.Build(m, c, kafkaclient.Identity{Flow: name, Role: id}, b.d.log, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", name, err)
 	}
 	b.f.clients = append(b.f.clients, cl)
-	for _, w := range m.Warnings {
-		b.d.log.Warn("client setting", "flow", name, "role", id, "warning", w.String())
-	}
 	return cl, nil
+}
+
+// client is settings then build.
+func (b *builder) client(role kafkaclient.Role, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+	m, err := b.settings(role, c)
+	if err != nil {
+		return nil, err
+	}
+	return b.build(m, c, id, extra...)
 }
 
 // build creates the clients and components of one flow, or returns nil
 // when the flow has nothing to do on this node.
 func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 	f := &flow{cfg: fc}
-	b := &builder{d: d, f: f}
+	b := &builder{d: d, f: f, warned: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			f.close()
@@ -294,19 +319,19 @@ func (d *Daemon) buildHeartbeats(b *builder, pol policy.ReplicationPolicy) error
 // checkpointer of an enabled flow.
 func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) error {
 	f, fc, name := b.f, b.f.cfg, b.f.cfg.Name()
-	consMap, err := kafkaclient.Map(kafkaclient.Consumer, fc.SourceConsumer)
-	if err != nil {
-		return fmt.Errorf("flow %s: source consumer settings: %w", name, err)
-	}
-	src, err := b.client(kafkaclient.Consumer, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
+	consMap, err := b.settings(kafkaclient.Consumer, fc.SourceConsumer)
 	if err != nil {
 		return err
 	}
-	prodMap, err := kafkaclient.Map(kafkaclient.Producer, fc.TargetProducer)
+	src, err := b.build(consMap, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
 	if err != nil {
-		return fmt.Errorf("flow %s: target producer settings: %w", name, err)
+		return err
 	}
-	dst, err := b.client(kafkaclient.Producer, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
+	prodMap, err := b.settings(kafkaclient.Producer, fc.TargetProducer)
+	if err != nil {
+		return err
+	}
+	dst, err := b.build(prodMap, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
 	if err != nil {
 		return err
 	}

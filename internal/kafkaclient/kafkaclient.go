@@ -374,6 +374,13 @@ func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...
 	if err != nil {
 		return nil, m, err
 	}
+	cl, err := Build(m, c, id, logger, extra...)
+	return cl, m, err
+}
+
+// Build creates a client from settings Map already translated, for callers
+// that need the settings to choose extra options.
+func Build(m Mapped, c config.Client, id Identity, logger *slog.Logger, extra ...kgo.Opt) (*kgo.Client, error) {
 	seeds, _ := c.Get("bootstrap.servers")
 	var brokers []string
 	for _, s := range strings.Split(seeds, ",") {
@@ -382,7 +389,7 @@ func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...
 		}
 	}
 	if len(brokers) == 0 {
-		return nil, m, fmt.Errorf("cluster %q has no bootstrap.servers: set %s.bootstrap.servers", c.Cluster, c.Cluster)
+		return nil, fmt.Errorf("cluster %q has no bootstrap.servers: set %s.bootstrap.servers", c.Cluster, c.Cluster)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -401,9 +408,9 @@ func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, m, fmt.Errorf("creating %s client for cluster %q: %w", id.Role, c.Cluster, err)
+		return nil, fmt.Errorf("creating %s client for cluster %q: %w", id.Role, c.Cluster, err)
 	}
-	return cl, m, nil
+	return cl, nil
 }
 
 // Ping checks that a cluster answers within timeout and turns a failure into

@@ -32,7 +32,7 @@ import (
 //
 // Ownership: one goroutine (run) owns all forwarder state. Fetches and
 // produce requests run in their own goroutines and report back through
-// f.events; at most one fetch per source broker and maxInflight produce
+// f.events; at most one fetch per source broker and maxProduceInflight produce
 // requests per target broker are outstanding.
 
 const (
