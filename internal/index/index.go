@@ -77,12 +77,28 @@ type Map struct {
 
 // state accumulates index records (latest per key wins, as compaction
 // would) and rebuilds the maps from them.
+//
+// A partition's segments belong to one incarnation of its source topic (one
+// topic ID). A source topic that is deleted and recreated gets a new ID, and
+// the mirror writes the new incarnation's segments after the old one's, so
+// the ID of the latest record read wins: a record with another ID than the
+// partition's drops every segment held so far. Compaction keeps that true:
+// it keeps the latest record per key and never reorders, so an old
+// incarnation's record that survives (its key was not written again) is
+// still before every record of the new one.
 type state struct {
-	segs    map[TP]map[int64]wire.IndexSegment
+	parts   map[TP]*tpState
 	skipped int
 }
 
-func newState() *state { return &state{segs: map[TP]map[int64]wire.IndexSegment{}} }
+// tpState is what the index holds for one partition: one incarnation's
+// segments by Tgt.
+type tpState struct {
+	id   [16]byte
+	segs map[int64]wire.IndexSegment
+}
+
+func newState() *state { return &state{parts: map[TP]*tpState{}} }
 
 // add applies one record; it reports false for an undecodable one.
 func (s *state) add(key, value []byte) bool {
@@ -90,22 +106,30 @@ func (s *state) add(key, value []byte) bool {
 	tp := TP{seg.Topic, seg.Partition}
 	switch {
 	case errors.Is(err, wire.ErrTombstone) && key != nil:
-		delete(s.segs[tp], seg.Tgt)
+		if ts := s.parts[tp]; ts != nil {
+			delete(ts.segs, seg.Tgt)
+		}
 		return true
 	case err != nil:
 		s.skipped++
 		return false
 	}
-	if s.segs[tp] == nil {
-		s.segs[tp] = map[int64]wire.IndexSegment{}
+	ts := s.parts[tp]
+	if ts == nil {
+		ts = &tpState{id: seg.TopicID, segs: map[int64]wire.IndexSegment{}}
+		s.parts[tp] = ts
 	}
-	s.segs[tp][seg.Tgt] = seg
+	if seg.TopicID != ts.id {
+		clear(ts.segs) // a new incarnation: the old one's segments are void
+		ts.id = seg.TopicID
+	}
+	ts.segs[seg.Tgt] = seg
 	return true
 }
 
 func (s *state) build(only map[TP]bool) Map {
 	m := Map{Parts: map[TP]*offsets.Partition{}, IDs: map[TP][16]byte{}, Skipped: s.skipped}
-	for tp, byTgt := range s.segs {
+	for tp, ts := range s.parts {
 		if only != nil && !only[tp] {
 			continue
 		}
@@ -114,7 +138,7 @@ func (s *state) build(only map[TP]bool) Map {
 			covered int64 = -1
 			newest  wire.IndexSegment
 		)
-		for _, seg := range byTgt {
+		for _, seg := range ts.segs {
 			segs = append(segs, offsets.Segment{Src: seg.Src, Tgt: seg.Tgt, Len: seg.Len})
 			if len(segs) == 1 || seg.Tgt > newest.Tgt {
 				newest = seg
@@ -125,7 +149,7 @@ func (s *state) build(only map[TP]bool) Map {
 			continue
 		}
 		m.Parts[tp] = offsets.Restore(segs, covered, newest.Start)
-		m.IDs[tp] = newest.TopicID
+		m.IDs[tp] = ts.id
 	}
 	return m
 }
