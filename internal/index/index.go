@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +74,60 @@ type Map struct {
 	IDs   map[TP][16]byte
 	// Skipped counts records that could not be decoded.
 	Skipped int
+
+	// keys are the Tgt keys of each partition's records in the topic,
+	// including those Restore resolved away as overlaps.
+	keys map[TP][]int64
+}
+
+// Purge returns the tombstones that remove tp's segments from the index
+// topic when they belong to another incarnation of the source topic than
+// id (it was deleted and recreated), and nil when they belong to id or tp
+// has none. Readers ignore an old incarnation once the new one's first
+// segment is written (see state), so the tombstones are not needed for
+// correctness: they stop compaction from keeping the old keys forever.
+// They must be written before the new incarnation's first segment of tp,
+// as one ordered batch with it or earlier: a tombstone written after a new
+// segment with the same key would delete that segment.
+func (m Map) Purge(tp TP, id [16]byte) []Update {
+	old, ok := m.IDs[tp]
+	if !ok || old == id {
+		return nil
+	}
+	out := make([]Update, 0, len(m.keys[tp]))
+	for _, tgt := range m.keys[tp] {
+		out = append(out, Update{TP: tp, TopicID: old, Change: offsets.Change{Segment: offsets.Segment{Tgt: tgt}, Deleted: true, Covered: -1, Start: -1}})
+	}
+	return out
+}
+
+// Coalesce returns updates with only the latest update of each index key
+// (partition and Tgt), in the order those latest updates had. A later
+// update of a key supersedes an earlier one whatever each is: a delete
+// after a write is a delete, a write after a delete is a write, and the
+// coverage and start are the latest's. Updates whose write failed can so
+// be kept and sent again together with newer ones without growing past one
+// update per key. The order matters and is kept: the index topic is read in
+// order, and a partition's incarnation is that of its latest record.
+func Coalesce(updates []Update) []Update {
+	type key struct {
+		tp  TP
+		tgt int64
+	}
+	last := make(map[key]int, len(updates))
+	for i, u := range updates {
+		last[key{u.TP, u.Change.Segment.Tgt}] = i
+	}
+	if len(last) == len(updates) {
+		return updates
+	}
+	out := make([]Update, 0, len(last))
+	for i, u := range updates {
+		if last[key{u.TP, u.Change.Segment.Tgt}] == i {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // state accumulates index records (latest per key wins, as compaction
@@ -128,7 +183,7 @@ func (s *state) add(key, value []byte) bool {
 }
 
 func (s *state) build(only map[TP]bool) Map {
-	m := Map{Parts: map[TP]*offsets.Partition{}, IDs: map[TP][16]byte{}, Skipped: s.skipped}
+	m := Map{Parts: map[TP]*offsets.Partition{}, IDs: map[TP][16]byte{}, Skipped: s.skipped, keys: map[TP][]int64{}}
 	for tp, ts := range s.parts {
 		if only != nil && !only[tp] {
 			continue
@@ -138,7 +193,9 @@ func (s *state) build(only map[TP]bool) Map {
 			covered int64 = -1
 			newest  wire.IndexSegment
 		)
+		keys := make([]int64, 0, len(ts.segs))
 		for _, seg := range ts.segs {
+			keys = append(keys, seg.Tgt)
 			segs = append(segs, offsets.Segment{Src: seg.Src, Tgt: seg.Tgt, Len: seg.Len})
 			if len(segs) == 1 || seg.Tgt > newest.Tgt {
 				newest = seg
@@ -150,6 +207,8 @@ func (s *state) build(only map[TP]bool) Map {
 		}
 		m.Parts[tp] = offsets.Restore(segs, covered, newest.Start)
 		m.IDs[tp] = ts.id
+		slices.Sort(keys)
+		m.keys[tp] = keys
 	}
 	return m
 }
@@ -238,8 +297,18 @@ func (r *Reader) Skipped() int {
 	return r.st.skipped
 }
 
-// Translate translates source offset u of a partition.
+// Translate translates source offset u of a partition, whichever
+// incarnation of the source topic the index holds (see TranslateID).
 func (r *Reader) Translate(topic string, partition int32, u int64) (int64, offsets.Result) {
+	return r.TranslateID(topic, partition, [16]byte{}, u)
+}
+
+// TranslateID translates source offset u of a partition of the source
+// topic whose current ID is id. When the index holds another incarnation
+// of the topic (it was deleted and recreated and the new one is not
+// indexed yet), there is no answer: OtherIncarnation. A zero id (a source
+// that reports no topic IDs) skips the check.
+func (r *Reader) TranslateID(topic string, partition int32, id [16]byte, u int64) (int64, offsets.Result) {
 	tp := TP{topic, partition}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -251,14 +320,40 @@ func (r *Reader) Translate(topic string, partition int32, u int64) (int64, offse
 	if p == nil {
 		return -1, offsets.Empty
 	}
+	if ts := r.st.parts[tp]; id != ([16]byte{}) && ts.id != id {
+		return -1, offsets.OtherIncarnation
+	}
 	return p.Translate(u)
 }
 
-// Translate translates source offset u of a partition with a loaded map.
+// TopicID returns the source topic ID of the incarnation the index holds
+// for a partition, and false when it holds no segment of it.
+func (r *Reader) TopicID(topic string, partition int32) ([16]byte, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ts := r.st.parts[TP{topic, partition}]
+	if ts == nil || len(ts.segs) == 0 {
+		return [16]byte{}, false
+	}
+	return ts.id, true
+}
+
+// Translate translates source offset u of a partition with a loaded map,
+// whichever incarnation of the source topic it holds (see TranslateID).
 func (m Map) Translate(topic string, partition int32, u int64) (int64, offsets.Result) {
-	p := m.Parts[TP{topic, partition}]
+	return m.TranslateID(topic, partition, [16]byte{}, u)
+}
+
+// TranslateID translates source offset u of a partition of the source
+// topic whose current ID is id, as Reader.TranslateID does.
+func (m Map) TranslateID(topic string, partition int32, id [16]byte, u int64) (int64, offsets.Result) {
+	tp := TP{topic, partition}
+	p := m.Parts[tp]
 	if p == nil {
 		return -1, offsets.Empty
+	}
+	if id != ([16]byte{}) && m.IDs[tp] != id {
+		return -1, offsets.OtherIncarnation
 	}
 	return p.Translate(u)
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"log/slog"
+	"slices"
 	"testing"
 
 	"strait/internal/offsets"
@@ -178,5 +179,147 @@ func TestReaderDropsOldIncarnation(t *testing.T) {
 	}
 	if got, res := r.Translate(tp.Topic, tp.Partition, 5); got != 1005 || res != offsets.Exact {
 		t.Fatalf("new incarnation: Translate(5) = %d, %v", got, res)
+	}
+}
+
+func TestTranslateID(t *testing.T) {
+	tp := TP{"orders", 2}
+	m := feed(t, tp, []rec{{id: idOld, seg: offsets.Segment{Src: 0, Tgt: 0, Len: 100}, cov: 100}})
+	r := NewReader(nil, "strait-index.A.internal", slog.New(slog.DiscardHandler))
+	k, v := rec{id: idOld, seg: offsets.Segment{Src: 0, Tgt: 0, Len: 100}, cov: 100}.kv(t, tp)
+	r.add(k, v)
+	tests := []struct {
+		name    string
+		tp      TP
+		id      [16]byte
+		want    int64
+		wantRes offsets.Result
+	}{
+		{name: "same incarnation", tp: tp, id: idOld, want: 50},
+		{name: "unknown source ID", tp: tp, want: 50},
+		{name: "recreated source topic", tp: tp, id: idNew, want: -1, wantRes: offsets.OtherIncarnation},
+		{name: "nothing indexed", tp: TP{"orders", 3}, id: idNew, want: -1, wantRes: offsets.Empty},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for name, tr := range map[string]interface {
+				TranslateID(string, int32, [16]byte, int64) (int64, offsets.Result)
+			}{"map": m, "reader": r} {
+				if got, res := tr.TranslateID(tt.tp.Topic, tt.tp.Partition, tt.id, 50); got != tt.want || res != tt.wantRes {
+					t.Errorf("%s: TranslateID = %d, %v; want %d, %v", name, got, res, tt.want, tt.wantRes)
+				}
+			}
+		})
+	}
+	if id, ok := r.TopicID(tp.Topic, tp.Partition); !ok || id != idOld {
+		t.Fatalf("TopicID = %x, %v", id, ok)
+	}
+	if _, ok := r.TopicID("orders", 3); ok {
+		t.Fatal("TopicID of a partition without segments")
+	}
+}
+
+func TestPurge(t *testing.T) {
+	tp := TP{"orders", 0}
+	// Two overlapping records (an interrupted writer): Restore resolves the
+	// one at key 10 away, but its key is in the topic and is purged too.
+	m := feed(t, tp, []rec{
+		{id: idOld, seg: offsets.Segment{Src: 0, Tgt: 0, Len: 10}, cov: 10},
+		{id: idOld, seg: offsets.Segment{Src: 20, Tgt: 10, Len: 10}, cov: 30},
+		{id: idOld, seg: offsets.Segment{Src: 5, Tgt: 20, Len: 30}, cov: 35},
+	})
+	if got := m.Purge(tp, idOld); got != nil {
+		t.Fatalf("purged the current incarnation: %v", got)
+	}
+	if got := m.Purge(TP{"orders", 1}, idNew); got != nil {
+		t.Fatalf("purged a partition without segments: %v", got)
+	}
+	got := m.Purge(tp, idNew)
+	var tgts []int64
+	for _, u := range got {
+		if !u.Change.Deleted || u.TP != tp {
+			t.Fatalf("not a tombstone of %v: %+v", tp, u)
+		}
+		tgts = append(tgts, u.Change.Segment.Tgt)
+	}
+	if !slices.Equal(tgts, []int64{0, 10, 20}) {
+		t.Fatalf("purged keys %v", tgts)
+	}
+	// Written to the topic, then the new incarnation: nothing of the old
+	// one is left, and a reader sees only the new one.
+	st := newState()
+	for _, r := range []rec{
+		{id: idOld, seg: offsets.Segment{Src: 0, Tgt: 0, Len: 10}, cov: 10},
+		{id: idOld, seg: offsets.Segment{Src: 20, Tgt: 10, Len: 10}, cov: 30},
+		{id: idOld, seg: offsets.Segment{Src: 5, Tgt: 20, Len: 30}, cov: 35},
+	} {
+		k, v := r.kv(t, tp)
+		st.add(k, v)
+	}
+	for _, u := range got {
+		k, v := rec{seg: u.Change.Segment, tomb: true}.kv(t, tp)
+		st.add(k, v)
+	}
+	if n := len(st.parts[tp].segs); n != 0 {
+		t.Fatalf("%d segments left after the purge", n)
+	}
+}
+
+func TestCoalesce(t *testing.T) {
+	a, b := TP{"orders", 0}, TP{"orders", 1}
+	w := func(tp TP, tgt, n, cov int64) Update {
+		return Update{TP: tp, TopicID: idOld, Change: offsets.Change{Segment: offsets.Segment{Src: tgt, Tgt: tgt, Len: n}, Covered: cov, Start: 0}}
+	}
+	del := func(tp TP, tgt, cov int64) Update {
+		return Update{TP: tp, TopicID: idOld, Change: offsets.Change{Segment: offsets.Segment{Tgt: tgt}, Deleted: true, Covered: cov, Start: 0}}
+	}
+	tests := []struct {
+		name string
+		in   []Update
+		want []Update
+	}{
+		{name: "empty"},
+		{name: "distinct keys kept in order", in: []Update{w(a, 0, 5, 5), w(b, 0, 3, 3), w(a, 5, 1, 6)}, want: []Update{w(a, 0, 5, 5), w(b, 0, 3, 3), w(a, 5, 1, 6)}},
+		{name: "a growing segment: the latest write wins", in: []Update{w(a, 0, 5, 5), w(a, 0, 8, 8), w(a, 0, 9, 12)}, want: []Update{w(a, 0, 9, 12)}},
+		{name: "a delete after a write is a delete", in: []Update{w(a, 0, 5, 5), w(a, 10, 5, 15), del(a, 10, 12)}, want: []Update{w(a, 0, 5, 5), del(a, 10, 12)}},
+		{name: "a write after a delete is a write", in: []Update{del(a, 10, 12), w(b, 4, 1, 5), w(a, 10, 2, 14)}, want: []Update{w(b, 4, 1, 5), w(a, 10, 2, 14)}},
+		{name: "same Tgt on two partitions", in: []Update{w(a, 0, 5, 5), w(b, 0, 5, 5), del(a, 0, 5)}, want: []Update{w(b, 0, 5, 5), del(a, 0, 5)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Coalesce(tt.in); !slices.Equal(got, tt.want) {
+				t.Fatalf("got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCoalesceBounded checks that retrying failed writes with Coalesce keeps
+// one update per key however often the write fails.
+func TestCoalesceBounded(t *testing.T) {
+	tp := TP{"orders", 0}
+	p := offsets.NewPartition()
+	var unsent []Update
+	for i := int64(0); i < 1000; i++ {
+		p.AckRange(2*i, i, 1) // a compaction hole after every record: a segment each
+		if i%100 == 99 {
+			p.Prune(2*i - 100) // the oldest segments go
+		}
+		for _, c := range p.Drain() {
+			unsent = append(unsent, Update{TP: tp, Change: c})
+		}
+		unsent = Coalesce(unsent) // the write failed: keep them
+	}
+	if len(unsent) != 1000 {
+		t.Fatalf("%d updates unsent for 1000 keys", len(unsent))
+	}
+	// The coalesced updates rebuild exactly the map as it is.
+	st := newState()
+	for _, u := range unsent {
+		k, v := rec{seg: u.Change.Segment, cov: u.Change.Covered, tomb: u.Change.Deleted}.kv(t, tp)
+		st.add(k, v)
+	}
+	if got := st.build(nil).Parts[tp]; !slices.Equal(got.Segments(), p.Segments()) || got.Covered() != p.Covered() {
+		t.Fatalf("rebuilt %v (covered %d), want %v (covered %d)", got.Segments(), got.Covered(), p.Segments(), p.Covered())
 	}
 }

@@ -171,6 +171,9 @@ const (
 	BeforeStart                // the source offset is before the first copied record
 	NotCopiedYet               // the source offset is beyond what has been copied
 	Empty                      // nothing has been copied for this partition
+	// OtherIncarnation: the index holds another incarnation of the source
+	// topic (it was deleted and recreated) than the one asked about.
+	OtherIncarnation
 )
 
 func (r Result) String() string {
@@ -181,6 +184,8 @@ func (r Result) String() string {
 		return "before the first replicated record"
 	case NotCopiedYet:
 		return "not replicated yet"
+	case OtherIncarnation:
+		return "the index holds another incarnation of the source topic"
 	default:
 		return "nothing replicated"
 	}
