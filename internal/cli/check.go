@@ -33,8 +33,8 @@ cluster the flows use.`,
 			if err := cf.resolve(cmd, args); err != nil {
 				return err
 			}
-			cfg, err := config.Load(cf.file, config.LoadOptions{Clusters: cf.clusters})
-			if err != nil {
+			cfg, plan, err := cf.load()
+			if plan == nil {
 				// Show the warnings too: they often explain the errors.
 				if cfg != nil && len(cfg.Warnings) > 0 {
 					fmt.Fprintln(stdout, "Warnings:")
@@ -42,16 +42,22 @@ cluster the flows use.`,
 						fmt.Fprintln(stdout, "  "+w.String())
 					}
 				}
-				return usageError{fmt.Errorf("%s has problems:\n%w", cf.file, err)}
+				return err
 			}
 			cfg.Describe(stdout)
-			if err := clientSettings(stdout, cfg); err != nil {
-				return usageError{err}
+			if len(plan.Warnings) > 0 {
+				fmt.Fprintln(stdout, "\nClient settings:")
+				for _, w := range plan.Warnings {
+					fmt.Fprintln(stdout, "  warning: "+w.String())
+				}
+			}
+			if err != nil {
+				return err
 			}
 			if offline {
 				return nil
 			}
-			return checkClusters(cmd.Context(), stdout, cfg, timeout)
+			return checkClusters(cmd.Context(), stdout, cfg, plan, timeout)
 		},
 	}
 	cf.register(cmd)
@@ -60,84 +66,42 @@ cluster the flows use.`,
 	return cmd
 }
 
-// clientSettings prints the Java client settings that have no franz-go
-// equivalent, once per key, and fails on settings Strait cannot honour.
-func clientSettings(w io.Writer, cfg *config.Config) error {
-	seen := map[string]bool{}
-	var lines []string
-	var errs []error
-	for _, f := range cfg.Flows {
-		for _, rc := range flowClients(f) {
-			m, err := kafkaclient.Map(rc.role, rc.client)
-			msgs := make([]string, 0, len(m.Warnings)+1)
-			for _, warn := range m.Warnings {
-				msgs = append(msgs, "warning: "+warn.String())
-			}
-			if err != nil && !seen["error: "+err.Error()] {
-				msgs = append(msgs, "error: "+err.Error())
-				errs = append(errs, err)
-			}
-			for _, msg := range msgs {
-				if !seen[msg] {
-					seen[msg] = true
-					lines = append(lines, msg)
-				}
-			}
-		}
-	}
-	if len(lines) > 0 {
-		fmt.Fprintln(w, "\nClient settings:")
-		for _, l := range lines {
-			fmt.Fprintln(w, "  "+l)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s: client settings Strait cannot honour: %w", cfg.Path, errors.Join(errs...))
-	}
-	return nil
-}
-
-type roleClient struct {
-	role   kafkaclient.Role
-	name   string
-	client config.Client
-}
-
-func flowClients(f *config.Flow) []roleClient {
-	return []roleClient{
-		{kafkaclient.Consumer, "replication-consumer", f.SourceConsumer},
-		{kafkaclient.Producer, "replication-producer", f.TargetProducer},
-		{kafkaclient.Admin, "source-admin", f.SourceAdmin},
-		{kafkaclient.Admin, "target-admin", f.TargetAdmin},
-	}
-}
-
-// checkClusters connects to every cluster a flow uses and reports each.
-func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, timeout time.Duration) error {
+// checkClusters connects to every cluster the daemon would contact at
+// start (the ends of replicating flows, the targets of heartbeats), with the
+// client it would use, and reports each.
+func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, plan *kafkaclient.Plan, timeout time.Duration) error {
 	fmt.Fprintln(w, "\nConnectivity:")
 	var errs []error
 	seen := map[string]bool{}
-	for _, f := range cfg.Flows {
-		for _, side := range []struct {
+	for _, fp := range plan.Flows {
+		type side struct {
 			alias  string
-			client config.Client
-		}{{f.Source, f.SourceAdmin}, {f.Target, f.TargetAdmin}} {
-			if seen[side.alias] {
+			client *kafkaclient.Client
+		}
+		var sides []side
+		switch f := fp.Flow; {
+		case fp.Replicates:
+			sides = []side{{f.Source, fp.SourceAdmin}, {f.Target, fp.TargetAdmin}}
+		case fp.Heartbeats:
+			sides = []side{{f.Target, fp.TargetProducer}}
+		}
+		for _, s := range sides {
+			if seen[s.alias] {
 				continue
 			}
-			seen[side.alias] = true
-			bootstrap := strings.Join(cfg.Cluster[side.alias].BootstrapServers, ",")
-			cl, _, err := kafkaclient.New(kafkaclient.Admin, side.client, kafkaclient.Identity{Flow: f.Name(), Role: "check"}, slog.New(slog.DiscardHandler))
+			seen[s.alias] = true
+			bootstrap := strings.Join(cfg.Cluster[s.alias].BootstrapServers, ",")
+			cl, err := s.client.New(kafkaclient.Identity{Flow: fp.Flow.Name(), Role: "check"}, slog.New(slog.DiscardHandler))
 			if err == nil {
-				err = kafkaclient.Ping(ctx, cl, side.alias, bootstrap, timeout)
+				err = kafkaclient.Ping(ctx, cl, s.alias, bootstrap, timeout)
 				cl.Close()
 			}
 			if err != nil {
-				fmt.Fprintf(w, "  %s (%s): FAILED: %v\n", side.alias, bootstrap, err)
+				fmt.Fprintf(w, "  %s (%s): FAILED: %v\n", s.alias, bootstrap, err)
 				errs = append(errs, err)
 				continue
 			}
-			fmt.Fprintf(w, "  %s (%s): reachable\n", side.alias, bootstrap)
+			fmt.Fprintf(w, "  %s (%s): reachable\n", s.alias, bootstrap)
 		}
 	}
 	return errors.Join(errs...)

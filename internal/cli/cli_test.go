@@ -87,3 +87,56 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// strayErr returns the error line Main printed, from "strait: " on.
+func strayErr(stderr string) string {
+	if i := strings.LastIndex(stderr, "strait: "); i >= 0 {
+		return strings.TrimSpace(stderr[i:])
+	}
+	return ""
+}
+
+// TestCheckRefusesWhatRunRefuses: check --offline and run build the same
+// client plan, so a setting run cannot honour fails check too, with the
+// same error, before any connection is tried.
+func TestCheckRefusesWhatRunRefuses(t *testing.T) {
+	const base = "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"
+	tests := []struct {
+		name  string
+		props string
+		args  []string
+		want  string
+	}{
+		{name: "target consumer of a flow whose reverse is not selected",
+			props: base + "B->A.enabled = true\nB.consumer.fetch.max.bytes = abc\n", args: []string{"--clusters", "B"},
+			want: `mm2.properties:6: key "B.consumer.fetch.max.bytes": fetch.max.bytes must be a non-negative integer, got "abc" (target consumer of A->B)`},
+		{name: "target consumer without heartbeat pairs",
+			props: base + "emit.heartbeats.enabled = false\nB.consumer.fetch.max.bytes = abc\n",
+			want:  `mm2.properties:6: key "B.consumer.fetch.max.bytes": fetch.max.bytes must be a non-negative integer, got "abc" (target consumer of A->B)`},
+		{name: "offset-syncs producer on the source",
+			props: base + "emit.heartbeats.enabled = false\nA.producer.linger.ms = soon\n",
+			want:  `mm2.properties:6: key "A.producer.linger.ms": linger.ms must be a non-negative integer, got "soon" (source producer of A->B)`},
+		{name: "one key used by two flows is one error naming both clients",
+			props: base + "B->A.enabled = true\nemit.heartbeats.enabled = false\nB.consumer.fetch.max.bytes = abc\n",
+			want:  `mm2.properties:7: key "B.consumer.fetch.max.bytes": fetch.max.bytes must be a non-negative integer, got "abc" (target consumer of A->B, source consumer of B->A)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writeFile(t, tt.props)
+			var errs []string
+			for _, cmd := range [][]string{{"check", "--offline", file}, {"run", file}} {
+				code, out, errOut := run(t, append(cmd, tt.args...)...)
+				if code != ExitUsage {
+					t.Fatalf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", cmd[0], code, ExitUsage, out, errOut)
+				}
+				if !strings.Contains(errOut, tt.want) {
+					t.Errorf("%s: stderr lacks %q:\n%s", cmd[0], tt.want, errOut)
+				}
+				errs = append(errs, strayErr(errOut))
+			}
+			if errs[0] != errs[1] {
+				t.Errorf("check and run report different errors:\ncheck: %s\nrun:   %s", errs[0], errs[1])
+			}
+		})
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"strait/internal/checkpoint"
-	"strait/internal/config"
 	"strait/internal/index"
 	"strait/internal/kafkaclient"
 	"strait/internal/policy"
@@ -53,13 +52,13 @@ first exactly the record the group would read next on the source.`,
 			if group == "" || from == "" || to == "" {
 				return usageError{errors.New("--group, --from and --to are required")}
 			}
-			cfg, err := cf.load()
+			_, plan, err := cf.load()
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			ts, err := translateGroup(ctx, cfg, from, to, group)
+			ts, err := translateGroup(ctx, cf.file, plan, from, to, group)
 			if err != nil {
 				return err
 			}
@@ -81,17 +80,14 @@ first exactly the record the group would read next on the source.`,
 	return cmd
 }
 
-// translateGroup translates a group with the flow from->to of cfg.
-func translateGroup(ctx context.Context, cfg *config.Config, from, to, group string) ([]checkpoint.Translation, error) {
-	var fc *config.Flow
-	for _, f := range cfg.EnabledFlows() {
-		if f.Source == from && f.Target == to {
-			fc = f
-		}
+// translateGroup translates a group with the flow from->to of the plan,
+// using the clients run builds for that flow.
+func translateGroup(ctx context.Context, file string, plan *kafkaclient.Plan, from, to, group string) ([]checkpoint.Translation, error) {
+	fp := plan.Flow(from, to)
+	if fp == nil || !fp.Replicates {
+		return nil, usageError{fmt.Errorf("%s has no enabled flow %s->%s: set %s->%s.enabled = true", file, from, to, from, to)}
 	}
-	if fc == nil {
-		return nil, usageError{fmt.Errorf("%s has no enabled flow %s->%s: set %s->%s.enabled = true", cfg.Path, from, to, from, to)}
-	}
+	fc := fp.Flow
 	pol, err := policy.New(fc.Policy.Class, fc.Policy.Separator, fc.Policy.InternalSeparatorEnabled, fc.Source)
 	if err != nil {
 		return nil, err
@@ -102,12 +98,12 @@ func translateGroup(ctx context.Context, cfg *config.Config, from, to, group str
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	id := kafkaclient.Identity{Flow: fc.Name(), Role: "offsets-translate"}
-	src, _, err := kafkaclient.New(kafkaclient.Admin, fc.SourceAdmin, id, quiet)
+	src, err := fp.SourceAdmin.New(id, quiet)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	dst, _, err := kafkaclient.New(kafkaclient.Consumer, fc.TargetConsumer, id, quiet, tail.ClientOpts()...)
+	dst, err := fp.TargetConsumer.New(id, quiet, tail.ClientOpts()...)
 	if err != nil {
 		return nil, err
 	}

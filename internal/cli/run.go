@@ -12,6 +12,7 @@ import (
 
 	"strait/internal/config"
 	"strait/internal/daemon"
+	"strait/internal/kafkaclient"
 )
 
 // configFlags are the flags that select a config file and its clusters,
@@ -44,12 +45,20 @@ func (c *configFlags) resolve(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func (c *configFlags) load() (*config.Config, error) {
+// load reads the config file and plans the clients of its flows: run,
+// check and offsets translate all validate a file with exactly this. On
+// error the config and plan are returned as far as they were built, so
+// that check can show their warnings.
+func (c *configFlags) load() (*config.Config, *kafkaclient.Plan, error) {
 	cfg, err := config.Load(c.file, config.LoadOptions{Clusters: c.clusters})
 	if err != nil {
-		return nil, usageError{err}
+		return cfg, nil, usageError{fmt.Errorf("%s has problems:\n%w", c.file, err)}
 	}
-	return cfg, nil
+	plan, err := kafkaclient.NewPlan(cfg)
+	if err != nil {
+		return cfg, plan, usageError{fmt.Errorf("%s has client settings Strait cannot honour:\n%w", c.file, err)}
+	}
+	return cfg, plan, nil
 }
 
 // runUntilStopped runs the daemon and, once a stop was asked for, gives it
@@ -102,7 +111,7 @@ final progress and exits 0. A second signal exits at once.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := cf.load()
+			cfg, plan, err := cf.load()
 			if err != nil {
 				return err
 			}
@@ -116,7 +125,7 @@ final progress and exits 0. A second signal exits at once.`,
 				}
 				defer stop()
 			}
-			d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
+			d := daemon.New(cfg, daemon.Options{Logger: logger, Plan: plan, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
 			return runUntilStopped(cmd.Context(), d, shutdown, logger)
 		},
 	}

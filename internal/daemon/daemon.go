@@ -36,6 +36,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// NoMM2Takeover turns off resuming from a Java MM2's stored progress.
 	NoMM2Takeover bool
+	// Plan is the client plan of the config (kafkaclient.NewPlan), so that
+	// run builds exactly what check validated; nil plans it in Run.
+	Plan *kafkaclient.Plan
 }
 
 // Daemon runs the flows of one config.
@@ -115,14 +118,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if len(d.cfg.EnabledFlows()) == 0 {
 		return errors.New("no flow is enabled: set SOURCE->TARGET.enabled = true for at least one pair of clusters")
 	}
+	plan := d.opts.Plan
+	if plan == nil {
+		var err error
+		if plan, err = kafkaclient.NewPlan(d.cfg); err != nil {
+			return err
+		}
+	}
 	var flows []*flow
 	defer func() {
 		for _, f := range flows {
 			f.close()
 		}
 	}()
-	for _, fc := range d.cfg.Flows {
-		f, err := d.build(fc)
+	for _, fp := range plan.Flows {
+		f, err := d.build(fp)
 		if err != nil {
 			return err
 		}
@@ -231,30 +241,30 @@ func (d *Daemon) prepare(ctx context.Context, flows []*flow) error {
 type builder struct {
 	d      *Daemon
 	f      *flow
+	p      *kafkaclient.FlowPlan
 	warned map[string]bool
 }
 
-// settings maps a role's Java client settings, logging each warning once
-// per flow even when several clients share the settings.
-func (b *builder) settings(role kafkaclient.Role, c config.Client) (kafkaclient.Mapped, error) {
+// settings returns a planned client's mapped settings, logging each warning
+// once per flow even when several clients share the settings.
+func (b *builder) settings(c *kafkaclient.Client) (kafkaclient.Mapped, error) {
 	name := b.f.cfg.Name()
-	m, err := kafkaclient.Map(role, c)
-	if err != nil {
-		return m, fmt.Errorf("flow %s: %s client settings: %w", name, role, err)
+	if c == nil {
+		return kafkaclient.Mapped{}, fmt.Errorf("flow %s: a client is missing from the client plan (a bug in Strait)", name)
 	}
-	for _, w := range m.Warnings {
+	for _, w := range c.Mapped.Warnings {
 		if msg := w.String(); !b.warned[msg] {
 			b.warned[msg] = true
-			b.d.log.Warn("client setting", "flow", name, "role", role, "warning", msg)
+			b.d.log.Warn("client setting", "flow", name, "role", c.Role, "warning", msg)
 		}
 	}
-	return m, nil
+	return c.Mapped, nil
 }
 
-// build creates a client from mapped settings and remembers it for closing.
-func (b *builder) build(m kafkaclient.Mapped, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+// build creates a client from planned settings and remembers it for closing.
+func (b *builder) build(c *kafkaclient.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
 	name := b.f.cfg.Name()
-	cl, err := kafkaclient.Build(m, c, kafkaclient.Identity{Flow: name, Role: id}, b.d.log, extra...)
+	cl, err := c.New(kafkaclient.Identity{Flow: name, Role: id}, b.d.log, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", name, err)
 	}
@@ -263,19 +273,19 @@ func (b *builder) build(m kafkaclient.Mapped, c config.Client, id string, extra 
 }
 
 // client is settings then build.
-func (b *builder) client(role kafkaclient.Role, c config.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
-	m, err := b.settings(role, c)
-	if err != nil {
+func (b *builder) client(c *kafkaclient.Client, id string, extra ...kgo.Opt) (*kgo.Client, error) {
+	if _, err := b.settings(c); err != nil {
 		return nil, err
 	}
-	return b.build(m, c, id, extra...)
+	return b.build(c, id, extra...)
 }
 
 // build creates the clients and components of one flow, or returns nil
 // when the flow has nothing to do on this node.
-func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
+func (d *Daemon) build(fp *kafkaclient.FlowPlan) (_ *flow, err error) {
+	fc := fp.Flow
 	f := &flow{cfg: fc}
-	b := &builder{d: d, f: f, warned: map[string]bool{}}
+	b := &builder{d: d, f: f, p: fp, warned: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			f.close()
@@ -285,12 +295,12 @@ func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", fc.Name(), err)
 	}
-	if fc.EmitHeartbeatsEnabled {
+	if fp.Heartbeats {
 		if err := d.buildHeartbeats(b, pol); err != nil {
 			return nil, err
 		}
 	}
-	if fc.Enabled {
+	if fp.Replicates {
 		if err := d.buildReplication(b, pol); err != nil {
 			return nil, err
 		}
@@ -303,7 +313,7 @@ func (d *Daemon) build(fc *config.Flow) (_ *flow, err error) {
 
 func (d *Daemon) buildHeartbeats(b *builder, pol policy.ReplicationPolicy) error {
 	fc := b.f.cfg
-	cl, err := b.client(kafkaclient.Producer, fc.TargetProducer, "heartbeats-target-producer", internalProducerOpts()...)
+	cl, err := b.client(b.p.TargetProducer, "heartbeats-target-producer", internalProducerOpts()...)
 	if err != nil {
 		return err
 	}
@@ -319,42 +329,42 @@ func (d *Daemon) buildHeartbeats(b *builder, pol policy.ReplicationPolicy) error
 // checkpointer of an enabled flow.
 func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) error {
 	f, fc, name := b.f, b.f.cfg, b.f.cfg.Name()
-	consMap, err := b.settings(kafkaclient.Consumer, fc.SourceConsumer)
+	consMap, err := b.settings(b.p.SourceConsumer)
 	if err != nil {
 		return err
 	}
-	src, err := b.build(consMap, fc.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
+	src, err := b.build(b.p.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
 	if err != nil {
 		return err
 	}
-	prodMap, err := b.settings(kafkaclient.Producer, fc.TargetProducer)
+	prodMap, err := b.settings(b.p.TargetProducer)
 	if err != nil {
 		return err
 	}
-	dst, err := b.build(prodMap, fc.TargetProducer, "replication-producer", mirror.TargetOpts()...)
+	dst, err := b.build(b.p.TargetProducer, "replication-producer", mirror.TargetOpts()...)
 	if err != nil {
 		return err
 	}
-	srcAdm, err := b.client(kafkaclient.Admin, fc.SourceAdmin, "replication-source-admin")
+	srcAdm, err := b.client(b.p.SourceAdmin, "replication-source-admin")
 	if err != nil {
 		return err
 	}
-	dstAdm, err := b.client(kafkaclient.Admin, fc.TargetAdmin, "replication-target-admin")
+	dstAdm, err := b.client(b.p.TargetAdmin, "replication-target-admin")
 	if err != nil {
 		return err
 	}
 	f.pings = append(f.pings, ping{fc.Source, srcAdm}, ping{fc.Target, dstAdm})
-	meta, err := b.client(kafkaclient.Producer, fc.TargetProducer, "internal-target-producer", internalProducerOpts()...)
+	meta, err := b.client(b.p.TargetProducer, "internal-target-producer", internalProducerOpts()...)
 	if err != nil {
 		return err
 	}
-	loader, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "internal-target-consumer", tail.ClientOpts()...)
+	loader, err := b.client(b.p.TargetConsumer, "internal-target-consumer", tail.ClientOpts()...)
 	if err != nil {
 		return err
 	}
 	syncWriter := meta
-	if fc.EmitOffsetSyncsEnabled && fc.OffsetSyncsTopicLocation != "target" {
-		if syncWriter, err = b.client(kafkaclient.Producer, fc.SourceProducer, "offset-syncs-source-producer", internalProducerOpts()...); err != nil {
+	if b.p.SourceProducer != nil { // offset syncs live on the source
+		if syncWriter, err = b.client(b.p.SourceProducer, "offset-syncs-source-producer", internalProducerOpts()...); err != nil {
 			return err
 		}
 	}
@@ -441,11 +451,11 @@ func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topi
 	if err != nil {
 		return fmt.Errorf("flow %s: %w", fc.Name(), err)
 	}
-	follower, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "index-target-consumer", tail.ClientOpts()...)
+	follower, err := b.client(b.p.TargetConsumer, "index-target-consumer", tail.ClientOpts()...)
 	if err != nil {
 		return err
 	}
-	loader, err := b.client(kafkaclient.Consumer, fc.TargetConsumer, "checkpoints-target-consumer", tail.ClientOpts()...)
+	loader, err := b.client(b.p.TargetConsumer, "checkpoints-target-consumer", tail.ClientOpts()...)
 	if err != nil {
 		return err
 	}

@@ -250,3 +250,32 @@ func TestHeartbeatsReplication(t *testing.T) {
 		})
 	}
 }
+
+// TestHeartbeatsIntoClusterWithoutBootstrap: a cluster that no enabled flow
+// uses may lack bootstrap.servers (check warns that heartbeats into it
+// cannot be emitted); run skips those heartbeats and replicates the rest, as
+// check says, instead of failing.
+func TestHeartbeatsIntoClusterWithoutBootstrap(t *testing.T) {
+	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(1, "orders"))
+	client(t, a).ProduceSync(t.Context(), &kgo.Record{Topic: "orders", Value: []byte("x")})
+	props := fmt.Sprintf(`clusters = A, B, C
+A.bootstrap.servers = %s
+B.bootstrap.servers = %s
+A->B.enabled = true
+topics = orders
+replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+`, a.ListenAddrs()[0], b.ListenAddrs()[0])
+	cfg, err := config.Parse("test.properties", []byte(props), config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stop := runDaemon(t, cfg)
+	waitRecords(t, b, "A.orders", 1)
+	waitRecords(t, b, "heartbeats", 1) // A->B and C->B still emit into B
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -64,6 +64,26 @@ type Mapped struct {
 // that cannot be honoured safely (a bad number, an unsupported security
 // protocol); keys without an equivalent only produce warnings.
 func Map(role Role, c config.Client) (Mapped, error) {
+	m, problems := mapClient(role, c)
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return m, errors.Join(errs...)
+}
+
+// Problem is a client setting that cannot be honoured: the key at fault
+// and what to do about it.
+type Problem struct {
+	Origin  config.Origin
+	Message string
+}
+
+// Error formats the problem as `key "B.producer.linger.ms" (line 3): message`.
+func (p Problem) Error() string { return p.Origin.String() + ": " + p.Message }
+
+// mapClient is Map with each problem kept apart.
+func mapClient(role Role, c config.Client) (Mapped, []Problem) {
 	x := &mapper{m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true}}}
 	for _, p := range c.Props {
 		v := strings.TrimSpace(p.Value.Reveal())
@@ -105,13 +125,13 @@ func Map(role Role, c config.Client) (Mapped, error) {
 	case x.inflight > 0:
 		x.warn(x.inflightProp, "max.in.flight.requests.per.connection is managed by franz-go's idempotent producer (up to 5 per broker) and is ignored")
 	}
-	return x.m, errors.Join(x.errs...)
+	return x.m, x.errs
 }
 
 // mapper accumulates options, warnings and errors while mapping keys.
 type mapper struct {
 	m    Mapped
-	errs []error
+	errs []Problem
 	// max.in.flight.requests.per.connection, applied once idempotence is
 	// known: franz-go's idempotent producer manages it itself.
 	inflight     int
@@ -121,7 +141,7 @@ type mapper struct {
 func (x *mapper) add(o ...kgo.Opt) { x.m.Opts = append(x.m.Opts, o...) }
 
 func (x *mapper) bad(p config.ClientProp, format string, args ...any) {
-	x.errs = append(x.errs, fmt.Errorf("%s: %s", p.Origin, fmt.Sprintf(format, args...)))
+	x.errs = append(x.errs, Problem{Origin: p.Origin, Message: fmt.Sprintf(format, args...)})
 }
 
 func (x *mapper) warn(p config.ClientProp, format string, args ...any) {
@@ -381,13 +401,7 @@ func New(role Role, c config.Client, id Identity, logger *slog.Logger, extra ...
 // Build creates a client from settings Map already translated, for callers
 // that need the settings to choose extra options.
 func Build(m Mapped, c config.Client, id Identity, logger *slog.Logger, extra ...kgo.Opt) (*kgo.Client, error) {
-	seeds, _ := c.Get("bootstrap.servers")
-	var brokers []string
-	for _, s := range strings.Split(seeds, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			brokers = append(brokers, s)
-		}
-	}
+	brokers := seeds(c)
 	if len(brokers) == 0 {
 		return nil, fmt.Errorf("cluster %q has no bootstrap.servers: set %s.bootstrap.servers", c.Cluster, c.Cluster)
 	}
@@ -411,6 +425,19 @@ func Build(m Mapped, c config.Client, id Identity, logger *slog.Logger, extra ..
 		return nil, fmt.Errorf("creating %s client for cluster %q: %w", id.Role, c.Cluster, err)
 	}
 	return cl, nil
+}
+
+// seeds returns the bootstrap servers of c, skipping empty entries as
+// Kafka's ClientUtils does.
+func seeds(c config.Client) []string {
+	v, _ := c.Get("bootstrap.servers")
+	var brokers []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			brokers = append(brokers, s)
+		}
+	}
+	return brokers
 }
 
 // Ping checks that a cluster answers within timeout and turns a failure into

@@ -1,0 +1,98 @@
+package kafkaclient
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"strait/internal/config"
+)
+
+func parse(t *testing.T, src string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse("mm2.properties", []byte(src), config.LoadOptions{
+		Env: func(string) (string, bool) { return "", false },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestPlanClients: the plan holds exactly the clients the daemon builds
+// for each flow.
+func TestPlanClients(t *testing.T) {
+	const base = "clusters = A, B, C\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	tests := []struct {
+		name  string
+		extra string
+		want  map[string]string // flow -> its clients; a flow not listed is not planned
+	}{
+		{name: "replicating flow, heartbeat pairs and a target without bootstrap servers", want: map[string]string{
+			"A->B": "replicates heartbeats source-consumer source-admin source-producer target-producer target-admin target-consumer",
+			"B->A": "heartbeats target-producer", "C->A": "heartbeats target-producer", "C->B": "heartbeats target-producer",
+			"A->C": "", "B->C": "", // C has no bootstrap servers: no heartbeats into it
+		}},
+		{name: "offset syncs on the target need no source producer", extra: "emit.heartbeats.enabled = false\noffset-syncs.topic.location = target\n",
+			want: map[string]string{"A->B": "replicates source-consumer source-admin target-producer target-admin target-consumer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := NewPlan(parse(t, base+tt.extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, fp := range plan.Flows {
+				var parts []string
+				if fp.Replicates {
+					parts = append(parts, "replicates")
+				}
+				if fp.Heartbeats {
+					parts = append(parts, "heartbeats")
+				}
+				for _, c := range []struct {
+					name string
+					c    *Client
+				}{{"source-consumer", fp.SourceConsumer}, {"source-admin", fp.SourceAdmin}, {"source-producer", fp.SourceProducer},
+					{"target-producer", fp.TargetProducer}, {"target-admin", fp.TargetAdmin}, {"target-consumer", fp.TargetConsumer}} {
+					if c.c != nil {
+						parts = append(parts, c.name)
+					}
+				}
+				got[fp.Flow.Name()] = strings.Join(parts, " ")
+			}
+			for name, want := range tt.want {
+				if got[name] != want {
+					t.Errorf("flow %s: %q, want %q", name, got[name], want)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("planned flows %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPlanReportsEachProblemOnce: a key shared by several clients is one
+// error (and one warning) that names every client it was meant for.
+func TestPlanReportsEachProblemOnce(t *testing.T) {
+	cfg := parse(t, "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\nB->A.enabled = true\n"+
+		"B.consumer.fetch.max.bytes = abc\nA.producer.batch.size = 1\n")
+	plan, err := NewPlan(cfg)
+	var errs *config.Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("error %v (%T), want *config.Errors", err, err)
+	}
+	const want = `mm2.properties:6: key "B.consumer.fetch.max.bytes": fetch.max.bytes must be a non-negative integer, got "abc" (target consumer of A->B, source consumer of B->A)`
+	if err.Error() != want {
+		t.Errorf("error:\n%s\nwant:\n%s", err, want)
+	}
+	if plan == nil || len(plan.Warnings) != 1 {
+		t.Fatalf("plan warnings %v, want one", plan)
+	}
+	const wantWarning = `key "A.producer.batch.size" (line 7): batch.size has no franz-go equivalent: franz-go fills each partition batch up to max.request.size while a request is in flight; tune linger.ms instead (source producer of A->B, target producer of B->A)`
+	if got := plan.Warnings[0].String(); got != wantWarning {
+		t.Errorf("warning:\n%s\nwant:\n%s", got, wantWarning)
+	}
+}
