@@ -194,8 +194,9 @@ func (c *Checkpointer) emit(ctx context.Context, now time.Time) error {
 		cps  []wire.Checkpoint
 		errs []error
 	)
+	ids := newTopicIDs(c.cl.SourceAdmin)
 	for _, g := range c.groups {
-		ts, err := TranslateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, g)
+		ts, err := translateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, g, ids)
 		if err != nil {
 			errs = append(errs, err)
 			continue

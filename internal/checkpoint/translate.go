@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,9 +15,11 @@ import (
 )
 
 // Translator answers exact offset translations for a flow; index.Reader
-// and a loaded index.Map both provide one.
+// and a loaded index.Map both provide one. id is the source topic's current
+// ID (zero when the source reports none): a translator whose index holds
+// another incarnation of the topic answers offsets.OtherIncarnation.
 type Translator interface {
-	Translate(topic string, partition int32, u int64) (int64, offsets.Result)
+	TranslateID(topic string, partition int32, id [16]byte, u int64) (int64, offsets.Result)
 }
 
 // Flow names what a translation needs from the flow's configuration.
@@ -33,7 +36,7 @@ type Translation struct {
 	Partition   int32          `json:"partition"`  // same on both sides
 	Upstream    int64          `json:"upstream"`   // the group's committed offset on the source
 	RemoteTopic string         `json:"remote"`     // the topic name a checkpoint uses on the target
-	Downstream  int64          `json:"downstream"` // -1 unless Result is Exact
+	Downstream  int64          `json:"downstream"` // -1 unless Result is Exact (or Rounded)
 	Result      offsets.Result `json:"-"`
 	Status      string         `json:"status"` // Result in words
 	Metadata    string         `json:"metadata"`
@@ -41,8 +44,14 @@ type Translation struct {
 
 // TranslateGroup reads a group's committed offsets on the source and
 // translates every partition whose topic the flow replicates. It is what
-// checkpoints, `strait offsets translate` and the API use.
+// checkpoints, `strait offsets translate` and the API use. A committed
+// offset is translated only through the index of the source topic's
+// current incarnation (topic ID): the group's offsets belong to it.
 func TranslateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator, group string) ([]Translation, error) {
+	return translateGroup(ctx, src, f, tr, group, newTopicIDs(src))
+}
+
+func translateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator, group string, ids *topicIDs) ([]Translation, error) {
 	resps, err := src.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return nil, nil
@@ -53,12 +62,25 @@ func TranslateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator
 	if err != nil {
 		return nil, fmt.Errorf("reading committed offsets of group %q on %s: %w", group, f.Source, err)
 	}
+	use := func(o kadm.OffsetResponse) bool { return o.Err == nil && o.At >= 0 && f.Topics.Accepts(o.Topic) }
+	var topics []string
+	resps.Each(func(o kadm.OffsetResponse) {
+		if use(o) {
+			topics = append(topics, o.Topic)
+		}
+	})
+	if err := ids.lookup(ctx, topics); err != nil {
+		return nil, fmt.Errorf("describing the source topics of group %q on %s: %w", group, f.Source, err)
+	}
 	var out []Translation
 	resps.Each(func(o kadm.OffsetResponse) {
-		if o.Err != nil || o.At < 0 || !f.Topics.Accepts(o.Topic) {
+		if !use(o) {
 			return
 		}
-		down, res := tr.Translate(o.Topic, o.Partition, o.At)
+		down, res := int64(-1), offsets.UnknownTopic
+		if d := ids.known[o.Topic]; d.Err == nil {
+			down, res = tr.TranslateID(o.Topic, o.Partition, d.ID, o.At)
+		}
 		out = append(out, Translation{
 			Topic: o.Topic, Partition: o.Partition, Upstream: o.At,
 			RemoteTopic: policy.CheckpointTopic(f.Policy, f.Source, f.Target, o.Topic),
@@ -72,4 +94,42 @@ func TranslateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator
 		return out[i].Partition < out[j].Partition
 	})
 	return out, nil
+}
+
+// topicIDs looks up the current IDs of source topics, each once: the
+// checkpointer shares one across the groups of an emission.
+type topicIDs struct {
+	adm   *kadm.Client
+	known map[string]kadm.TopicDetail
+}
+
+func newTopicIDs(adm *kadm.Client) *topicIDs {
+	return &topicIDs{adm: adm, known: map[string]kadm.TopicDetail{}}
+}
+
+// lookup describes the topics not looked up yet. A topic the source does
+// not describe keeps its error (no translation); a failed request is an
+// error.
+func (c *topicIDs) lookup(ctx context.Context, topics []string) error {
+	var missing []string
+	for _, t := range topics {
+		if _, ok := c.known[t]; !ok && !slices.Contains(missing, t) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	td, err := c.adm.ListTopics(ctx, missing...)
+	if err != nil {
+		return err
+	}
+	for _, t := range missing {
+		d, ok := td[t]
+		if !ok {
+			d = kadm.TopicDetail{Topic: t, Err: kerr.UnknownTopicOrPartition}
+		}
+		c.known[t] = d
+	}
+	return nil
 }

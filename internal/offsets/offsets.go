@@ -174,6 +174,9 @@ const (
 	// OtherIncarnation: the index holds another incarnation of the source
 	// topic (it was deleted and recreated) than the one asked about.
 	OtherIncarnation
+	// UnknownTopic: the source does not describe the topic (deleted, or
+	// not visible), so which incarnation an offset belongs to is unknown.
+	UnknownTopic
 )
 
 func (r Result) String() string {
@@ -186,6 +189,8 @@ func (r Result) String() string {
 		return "not replicated yet"
 	case OtherIncarnation:
 		return "the index holds another incarnation of the source topic"
+	case UnknownTopic:
+		return "the source topic is unknown"
 	default:
 		return "nothing replicated"
 	}
