@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -30,10 +31,22 @@ import (
 // rejects the batch (too large, invalid). The record path then resumes at
 // the first source offset not yet acknowledged.
 //
-// Ownership: one goroutine (run) owns all forwarder state. Fetches and
-// produce requests run in their own goroutines and report back through
-// f.events; at most one fetch per source broker and maxProduceInflight produce
-// requests per target broker are outstanding.
+// Ownership: one goroutine (run) owns all forwarder state. Fetches, produce
+// requests and every other network call run in their own goroutines and
+// report back through f.events, so the loop never blocks on the network; at
+// most one fetch per source broker (and per partition) and
+// maxProduceInflight produce requests per target broker are outstanding.
+//
+// A fetch response is used for a partition only if it was fetched at the
+// partition's next offset (as Java's consumer does): after a leader change
+// two fetches of one partition can overlap, and a repeated part must not
+// reach the transaction filter out of order. Every batch's CRC is checked
+// before it is forwarded, since the rewrite computes a new one.
+//
+// Memory: fetched batches are copied out of their response (a queued batch
+// must not pin a whole response), and each target broker gets an equal
+// share of buffer.memory, so a dead or leaderless broker stalls only its
+// own partitions.
 
 const (
 	fetchMaxWait        = 500 * time.Millisecond
@@ -42,6 +55,8 @@ const (
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
+	pidBackoffMin       = 100 * time.Millisecond
+	pidBackoffMax       = 10 * time.Second
 )
 
 // forwardConfig tunes the fast path.
@@ -57,17 +72,18 @@ type forwardConfig struct {
 
 // fastPart is the forwarder's state of one partition.
 type fastPart struct {
-	p            *partition
-	next         int64 // next source offset to fetch
-	fromEarliest bool  // next came from the log start and nothing was copied yet
-	queue        []qbatch
-	queueBytes   int
-	inflight     *qbatch
-	seq          int32 // next producer sequence
-	notBefore    time.Time
-	leaving      string // non-empty: moving to the record path, for this reason
-	resolving    bool   // re-reading the log start after an out-of-range
-	gone         bool
+	p          *partition
+	next       int64 // next source offset to fetch
+	queue      []qbatch
+	queueBytes int
+	inflight   *qbatch
+	seq        int32 // next producer sequence
+	notBefore  time.Time
+	leaving    string // non-empty: moving to the record path, for this reason
+	fetching   bool   // a fetch of this partition is outstanding
+	resolving  bool   // listing the log start after an out-of-range
+	crcRetried bool   // the batch at next had a bad CRC once: one refetch
+	gone       bool
 }
 
 // qbatch is a fetched batch waiting to be produced, or a skip: offsets that
@@ -88,6 +104,7 @@ type topicMeta struct {
 type fetchDone struct {
 	broker int32
 	parts  map[tp]*fastPart
+	at     map[tp]int64 // the fetch offset asked for each partition
 	resp   *kmsg.FetchResponse
 	err    error
 }
@@ -105,10 +122,13 @@ type metaDone struct {
 	err    error
 }
 
-type resetDone struct {
-	fp     *fastPart
-	offset int64
-	err    error
+// truncDone is the log start listed after an out-of-range fetch at next.
+type truncDone struct {
+	fp       *fastPart
+	next     int64
+	logStart int64
+	listErr  error
+	cause    error
 }
 
 type tp struct {
@@ -116,12 +136,22 @@ type tp struct {
 	partition int32
 }
 
+// forwardDeps is what the forwarder uses of its flow.
+type forwardDeps struct {
+	Source, Target *kgo.Client
+	Throttle       *throttle // nil when unlimited
+	Totals         *totals   // the flow's copied records and bytes
+	// ToRecordPath continues a partition on the record path at offset.
+	ToRecordPath func(p *partition, offset int64, reason string)
+	Log          *slog.Logger
+}
+
 type forwarder struct {
-	m   *Mirror
-	cfg forwardConfig
-	src *kgo.Client
-	dst *kgo.Client
-	log *slog.Logger
+	cfg  forwardConfig
+	deps forwardDeps
+	src  *kgo.Client
+	dst  *kgo.Client
+	log  *slog.Logger
 
 	inbox  chan []*fastPart
 	events chan any
@@ -140,12 +170,13 @@ type forwarder struct {
 	epoch         int16
 	pidWanted     bool
 	pidInflight   bool
+	pidBackoff    time.Duration // after a failed InitProducerID; 0 after a success
+	pidNotBefore  time.Time
 	running       int // network goroutines outstanding
 	stopFetching  bool
-	recordPathFor func(p *partition, offset int64, reason string)
 }
 
-func newForwarder(m *Mirror, cfg forwardConfig, log *slog.Logger) *forwarder {
+func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 	if cfg.PartitionFetchSize <= 0 {
 		cfg.PartitionFetchSize = 1 << 20
 	}
@@ -156,7 +187,7 @@ func newForwarder(m *Mirror, cfg forwardConfig, log *slog.Logger) *forwarder {
 		cfg.MaxBuffered = 32 << 20
 	}
 	return &forwarder{
-		m: m, cfg: cfg, src: m.src, dst: m.dst, log: log,
+		cfg: cfg, deps: deps, src: deps.Source, dst: deps.Target, log: deps.Log,
 		inbox:     make(chan []*fastPart, 16),
 		events:    make(chan any, 64),
 		parts:     map[tp]*fastPart{},
@@ -213,7 +244,7 @@ func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
 	if (f.srcStale || f.dstStale) && f.metaInflight == 0 && now.Sub(f.lastMeta) >= metadataMinInterval && !f.stopFetching {
 		f.refreshMeta(ctx)
 	}
-	if f.pidWanted && !f.pidInflight && !f.stopFetching {
+	if f.pidWanted && !f.pidInflight && !f.stopFetching && !now.Before(f.pidNotBefore) {
 		f.initProducerID(produceCtx)
 	}
 	f.finishLeaving()
@@ -319,14 +350,15 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 }
 
 // startFetches issues one fetch per source broker for its partitions that
-// have room in their buffers.
+// have room in their buffers and in their target broker's share.
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
+	share, used := f.shares()
 	byBroker := map[int32]map[tp]*fastPart{}
 	for key, fp := range f.parts {
-		if fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil {
+		if fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil {
 			continue
 		}
-		if fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered {
+		if fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered || used[f.targetLeader(fp)] >= share {
 			continue
 		}
 		leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -355,6 +387,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		}
 		req.SessionEpoch = -1 // no fetch session: every fetch is complete
 		topics := map[string]int{}
+		at := make(map[tp]int64, len(parts))
 		for key, fp := range parts {
 			i, ok := topics[key.topic]
 			if !ok {
@@ -372,15 +405,17 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			rp.LogStartOffset = -1
 			rp.PartitionMaxBytes = f.cfg.PartitionFetchSize - int32(fp.queueBytes)
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+			fp.fetching = true
+			at[key] = fp.next
 		}
 		f.fetching[broker] = true
 		f.spawn(func() any {
 			resp, err := f.src.Broker(int(broker)).Request(ctx, req)
-			fd := fetchDone{broker: broker, parts: parts, err: err}
+			fd := fetchDone{broker: broker, parts: parts, at: at, err: err}
 			if err == nil {
 				fd.resp = resp.(*kmsg.FetchResponse)
-				if n := responseBytes(fd.resp); n > 0 && f.m.throttle != nil {
-					if werr := f.m.throttle.wait(ctx, n); werr != nil {
+				if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
+					if werr := f.deps.Throttle.wait(ctx, n); werr != nil {
 						fd.err = werr
 					}
 				}
@@ -388,6 +423,23 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			return fd
 		})
 	}
+}
+
+// shares returns each target broker's share of buffer.memory and the bytes
+// fetched and not yet acknowledged per target broker (-1 for partitions
+// without a known leader), so that partitions whose target broker is dead
+// or leaderless hold at most their share and the others keep flowing.
+func (f *forwarder) shares() (share int64, used map[int32]int64) {
+	used = map[int32]int64{}
+	for _, fp := range f.parts {
+		used[f.targetLeader(fp)] += int64(fp.queueBytes) // includes the batch in flight
+	}
+	return f.cfg.MaxBuffered / int64(max(len(used), 1)), used
+}
+
+func (f *forwarder) targetLeader(fp *fastPart) int32 {
+	leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, fp.p.num)
+	return leader
 }
 
 func responseBytes(r *kmsg.FetchResponse) int {
@@ -496,13 +548,7 @@ func (f *forwarder) applySkips(fp *fastPart) {
 	for fp.inflight == nil && len(fp.queue) > 0 && fp.queue[0].skip {
 		next := fp.queue[0].h.NextOffset()
 		fp.queue = fp.queue[1:]
-		p := fp.p
-		p.mu.Lock()
-		if next > p.acked {
-			p.acked = next
-			p.idx.Cover(next)
-		}
-		p.mu.Unlock()
+		fp.p.skipBefore(next)
 	}
 }
 
@@ -521,6 +567,7 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 		target := f.dstMeta
 		if ev.source {
 			target = f.srcMeta
+			f.checkIncarnations(ev.meta)
 		}
 		for name, tm := range ev.meta {
 			target[name] = tm
@@ -528,11 +575,17 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 	case pidDone:
 		f.pidInflight = false
 		if ev.err != nil {
+			// Capped exponential backoff with jitter: a target that cannot
+			// hand out producer ids is not asked 20 times a second.
+			f.pidBackoff = min(max(2*f.pidBackoff, pidBackoffMin), pidBackoffMax)
+			wait := f.pidBackoff/2 + rand.N(f.pidBackoff/2+1)
+			f.pidNotBefore = time.Now().Add(wait)
 			if !errors.Is(ev.err, context.Canceled) {
-				f.log.Warn("fast path: getting a producer id failed; retrying", "err", ev.err)
+				f.log.Warn("fast path: getting a producer id failed; retrying", "err", ev.err, "retry_in", wait)
 			}
 			return
 		}
+		f.pidBackoff = 0
 		f.pid, f.epoch, f.pidWanted = ev.pid, ev.epoch, false
 		for _, fp := range f.parts {
 			fp.seq = 0
@@ -546,21 +599,16 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 	case produceDone:
 		f.producing[ev.broker]--
 		f.handleProduce(ev)
-	case resetDone:
+	case truncDone:
 		ev.fp.resolving = false
-		if ev.err != nil {
-			ev.fp.notBefore = time.Now().Add(time.Second)
-			f.log.Warn("fast path: re-reading the log start failed; retrying", "topic", ev.fp.p.topic.Source, "partition", ev.fp.p.num, "err", ev.err)
-			return
-		}
-		ev.fp.next = ev.offset
-		ev.fp.p.mu.Lock()
-		ev.fp.p.idx.SetStart(ev.offset)
-		ev.fp.p.mu.Unlock()
+		f.fail(ev.fp, truncationError(ev.fp.p, ev.next, ev.logStart, ev.listErr, ev.cause))
 	}
 }
 
 func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
+	for _, fp := range ev.parts {
+		fp.fetching = false
+	}
 	if ev.err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
@@ -582,9 +630,13 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 		}
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
-			fp := ev.parts[tp{name, rp.Partition}]
-			if fp == nil || fp.leaving != "" || fp.gone {
+			key := tp{name, rp.Partition}
+			fp := ev.parts[key]
+			if fp == nil || fp.leaving != "" || fp.gone || fp.p.failed() != nil {
 				continue
+			}
+			if at, ok := ev.at[key]; !ok || at != fp.next {
+				continue // fetched at another offset than where the partition stands now
 			}
 			f.handleFetchPartition(ctx, fp, rp)
 		}
@@ -594,16 +646,10 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *kmsg.FetchResponseTopicPartition) {
 	p := fp.p
 	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-		switch {
-		case errors.Is(err, kerr.OffsetOutOfRange):
-			if fp.fromEarliest {
-				// Retention moved the log start between listing it and the
-				// first fetch; nothing was copied, so nothing is lost.
-				f.resolveStart(ctx, fp)
-				return
-			}
-			f.fail(fp, f.m.outOfRange(ctx, p, err))
-		case kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition):
+		switch classify(err) {
+		case errTruncated:
+			f.listTruncation(ctx, fp, err)
+		case errRetry:
 			f.srcStale = true
 			fp.notBefore = time.Now().Add(retryBackoff)
 		default:
@@ -627,7 +673,16 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 	} else {
 		filter = batch.NewFilter(nil)
 	}
-	for rest := rp.RecordBatches; len(rest) > 0; {
+	first := len(fp.queue)
+	f.walkBatches(fp, rp.RecordBatches, filter)
+	f.detach(fp, first)
+}
+
+// walkBatches queues the batches of one partition's fetch response from
+// fp.next on, in order.
+func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filter) {
+	p := fp.p
+	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
 		switch {
 		case errors.Is(err, batch.ErrPartial):
@@ -642,8 +697,21 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 		b := rest[:h.Size()]
 		rest = rest[h.Size():]
 		if h.NextOffset() <= fp.next {
-			continue // already handled
+			continue // before the fetch offset: a batch the broker returns whole
 		}
+		if !batch.ValidCRC(b, h) {
+			// Corrupted on the wire or on the source's disk. The rewrite
+			// would give it a valid CRC, so it must never go further.
+			if fp.crcRetried {
+				f.fail(fp, fmt.Errorf("source %s[%d]: the batch at offsets %d..%d has a bad CRC twice in a row (corrupt on the source or on the way); the partition is stopped rather than copy corrupt data", p.topic.Source, p.num, h.BaseOffset, h.LastOffset()))
+				return
+			}
+			fp.crcRetried = true
+			fp.notBefore = time.Now().Add(retryBackoff)
+			f.log.Warn("fast path: a fetched batch has a bad CRC; fetching it again", "topic", p.topic.Source, "partition", p.num, "offset", h.BaseOffset)
+			return
+		}
+		fp.crcRetried = false
 		if h.BaseOffset < fp.next {
 			f.leave(fp, fmt.Sprintf("starting in the middle of a batch (offset %d of %d..%d)", fp.next, h.BaseOffset, h.LastOffset()))
 			return
@@ -671,21 +739,50 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 	}
 }
 
-func (f *forwarder) resolveStart(ctx context.Context, fp *fastPart) {
+// detach copies the batches queued from index first on out of their fetch
+// response into one buffer, so the response (up to 16 MiB) is freed now
+// and the queue holds only the bytes it counts.
+func (f *forwarder) detach(fp *fastPart, first int) {
+	if first >= len(fp.queue) {
+		return
+	}
+	n := 0
+	for _, q := range fp.queue[first:] {
+		n += len(q.data)
+	}
+	buf := make([]byte, 0, n)
+	for i := first; i < len(fp.queue); i++ {
+		q := &fp.queue[i]
+		if q.data == nil {
+			continue
+		}
+		at := len(buf)
+		buf = append(buf, q.data...)
+		q.data = buf[at:len(buf):len(buf)]
+	}
+}
+
+// listTruncation lists the source log start after an out-of-range fetch,
+// off the loop, to say which records were lost (truncDone).
+func (f *forwarder) listTruncation(ctx context.Context, fp *fastPart, cause error) {
 	fp.resolving = true
-	source, num := fp.p.topic.Source, fp.p.num
+	source, num, next := fp.p.topic.Source, fp.p.num, fp.next
+	if acked := fp.p.position(); acked >= 0 {
+		next = acked // everything from acked on is not on the target
+	}
 	f.spawn(func() any {
 		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		starts, err := kadm.NewClient(f.src).ListStartOffsets(ctx, source)
-		if err != nil {
-			return resetDone{fp: fp, err: err}
+		td := truncDone{fp: fp, next: next, logStart: -1, listErr: err, cause: cause}
+		if err == nil {
+			if o, ok := starts.Lookup(source, num); ok {
+				td.logStart, td.listErr = o.Offset, o.Err
+			} else {
+				td.listErr = fmt.Errorf("no start offset listed for %s[%d]", source, num)
+			}
 		}
-		o, ok := starts.Lookup(source, num)
-		if !ok || o.Err != nil {
-			return resetDone{fp: fp, err: fmt.Errorf("no start offset for %s[%d]: %v", source, num, o.Err)}
-		}
-		return resetDone{fp: fp, offset: o.Offset}
+		return td
 	})
 }
 
@@ -730,23 +827,27 @@ func (f *forwarder) handleProduce(ev produceDone) {
 func (f *forwarder) producePartition(fp *fastPart, rp kmsg.ProduceResponseTopicPartition, now time.Time) {
 	q := fp.inflight
 	err := kerr.ErrorForCode(rp.ErrorCode)
-	switch {
-	case err == nil:
+	if err == nil {
 		f.ack(fp, q, rp.BaseOffset)
-	case errors.Is(err, kerr.OutOfOrderSequenceNumber), errors.Is(err, kerr.UnknownProducerID),
-		errors.Is(err, kerr.InvalidProducerEpoch), errors.Is(err, kerr.InvalidProducerIDMapping), errors.Is(err, kerr.ProducerFenced):
+		return
+	}
+	if errors.Is(err, kerr.DuplicateSequenceNumber) {
+		f.fail(fp, fmt.Errorf("writing %s[%d]: the target reports a duplicate without its offset, so the offset index cannot stay exact: %w", fp.p.topic.Remote, fp.p.num, err))
+		return
+	}
+	switch classify(err) {
+	case errRenewProducer:
 		// The broker lost or rejected our producer state: start a new
 		// producer id, which renumbers every partition from zero.
 		f.log.Warn("fast path: the target rejected the producer state; starting a new producer id", "topic", fp.p.topic.Remote, "partition", fp.p.num, "err", err)
 		f.pidWanted = f.cfg.Idempotent
 		f.retry(fp, now)
-	case errors.Is(err, kerr.DuplicateSequenceNumber):
-		f.fail(fp, fmt.Errorf("writing %s[%d]: the target reports a duplicate without its offset, so the offset index cannot stay exact: %w", fp.p.topic.Remote, fp.p.num, err))
-	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge), errors.Is(err, kerr.InvalidRecord),
-		errors.Is(err, kerr.CorruptMessage), errors.Is(err, kerr.UnsupportedCompressionType), errors.Is(err, kerr.InvalidTimestamp):
+	case errRejected:
+		// The record path copies the batch's records one by one, in
+		// batches the target accepts, or stops on a record that cannot fit.
 		f.retry(fp, now)
 		f.leave(fp, "the target rejected a forwarded batch: "+err.Error())
-	case kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition):
+	case errRetry:
 		f.dstStale = true
 		f.retry(fp, now)
 	default:
@@ -758,22 +859,13 @@ func (f *forwarder) producePartition(fp *fastPart, rp kmsg.ProduceResponseTopicP
 // progress, and MM2 sync state.
 func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
 	fp.inflight = nil
-	fp.fromEarliest = false
 	fp.queueBytes -= len(q.data)
 	f.buffered -= int64(len(q.data))
-	n := int64(q.h.LastOffsetDelta) + 1
 	p := fp.p
-	p.mu.Lock()
-	if p.err == nil {
-		p.acked = q.h.NextOffset()
-		p.idx.AckRange(q.h.BaseOffset, tgtBase, n)
-		p.syncs.AckRange(q.h.BaseOffset, tgtBase, n)
-	}
-	p.mu.Unlock()
+	p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
 	p.records.Add(int64(q.h.NumRecords))
 	p.bytes.Add(int64(len(q.data)))
-	f.m.records.Add(int64(q.h.NumRecords))
-	f.m.bytes.Add(int64(len(q.data)))
+	f.deps.Totals.add(int64(q.h.NumRecords), int64(len(q.data)))
 	f.applySkips(fp)
 }
 
@@ -820,17 +912,11 @@ func (f *forwarder) finishLeaving() {
 		case fp.leaving != "":
 			f.dropQueue(fp)
 			delete(f.parts, key)
-			p := fp.p
-			p.mu.Lock()
-			offset := p.acked
-			if offset < 0 {
-				offset = p.idx.Start() // nothing copied yet: where it started
-			}
-			p.mu.Unlock()
+			offset := fp.p.resumeOffset()
 			if offset < 0 {
 				offset = fp.next
 			}
-			f.recordPathFor(p, offset, fp.leaving)
+			f.deps.ToRecordPath(fp.p, offset, fp.leaving)
 		}
 	}
 }
@@ -848,7 +934,21 @@ func (f *forwarder) dropRemoved() {
 func (f *forwarder) fail(fp *fastPart, err error) {
 	fp.gone = true
 	f.dropQueue(fp)
-	if fp.p.fail(err) {
+	if fp.p.stop(err) {
 		f.log.Error("partition stopped", "topic", fp.p.topic.Source, "partition", fp.p.num, "err", err)
+	}
+}
+
+// checkIncarnations stops the partitions of every source topic whose ID
+// changed in fresh metadata: the topic was deleted and recreated, and its
+// new incarnation must not be fetched at the old one's offsets.
+func (f *forwarder) checkIncarnations(meta map[string]topicMeta) {
+	for _, fp := range f.parts {
+		t := fp.p.topic
+		tm, ok := meta[t.Source]
+		if !ok || tm.id == ([16]byte{}) || t.ID == ([16]byte{}) || tm.id == t.ID || fp.gone {
+			continue
+		}
+		f.fail(fp, recreatedError(fp.p, fp.p.position()))
 	}
 }

@@ -3,10 +3,11 @@
 // partition of the remote topic with an idempotent producer, and commits
 // progress to the target only after the target acknowledged the records.
 //
-// Order of events for one record: the poll goroutine appends its source
-// offset to the partition's pending queue and hands the record to the
-// producer; when the target acknowledges it, the promise pops the offset,
-// which is now durable, and advances the partition's progress. The committer
+// Order of events for one record: the poll goroutine attaches the record's
+// partition and source offset to it (recordCtx) and hands it to the
+// producer; when the target acknowledges it, the promise advances the
+// partition's progress past that source offset, which is now durable. A
+// record that failed stops its partition's progress there. The committer
 // writes progress as consumer-group offsets of Config.Group on the target.
 package mirror
 
@@ -21,7 +22,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/batch"
@@ -101,6 +101,28 @@ type Topic struct {
 type topicState struct {
 	Topic
 	parts []*partition
+	// maxMessageBytes is the remote topic's max.message.bytes as described
+	// when the topic was added; 0 when unknown.
+	maxMessageBytes atomic.Int64
+}
+
+// limitText describes the remote topic's size limit for error messages.
+func (t *topicState) limitText() string {
+	if n := t.maxMessageBytes.Load(); n > 0 {
+		return fmt.Sprintf("max.message.bytes=%d", n)
+	}
+	return "its max.message.bytes"
+}
+
+// totals counts what a flow copied.
+type totals struct {
+	records atomic.Int64
+	bytes   atomic.Int64
+}
+
+func (t *totals) add(records, bytes int64) {
+	t.records.Add(records)
+	t.bytes.Add(bytes)
 }
 
 // Mirror replicates the topics it is given from src to dst.
@@ -129,11 +151,13 @@ type Mirror struct {
 	mu      sync.RWMutex
 	topics  map[string]*topicState // by source topic name
 	started bool                   // the first topic set was applied
-	stored  map[string]map[int32]storedOffset
-	mm2     map[string]map[int32]int64 // MM2's last replicated offsets, by source topic
+	// stored is the progress to resume from, by remote topic: loaded at
+	// start, and the last position of topics deleted on the source, so a
+	// topic that comes back as a new incarnation is recognised.
+	stored map[string]map[int32]storedOffset
+	mm2    map[string]map[int32]int64 // MM2's last replicated offsets, by source topic
 
-	records    atomic.Int64
-	bytes      atomic.Int64
+	totals     totals
 	badRecords atomic.Int64 // undecodable records skipped in internal topics
 }
 
@@ -163,7 +187,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		if cfg.Compression != "" {
 			codec = batch.CodecNamed(cfg.Compression)
 		}
-		m.fwd = newForwarder(m, forwardConfig{
+		m.fwd = newForwarder(forwardConfig{
 			Codec:              codec,
 			ReadCommitted:      cfg.ReadCommitted,
 			Idempotent:         cfg.Idempotent,
@@ -171,8 +195,10 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 			PartitionFetchSize: cfg.PartitionFetchSize,
 			FetchMaxBytes:      cfg.FetchMaxBytes,
 			MaxBuffered:        cfg.MaxBuffered,
-		}, m.log.With("path", "fast"))
-		m.fwd.recordPathFor = m.toRecordPath
+		}, forwardDeps{
+			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
+			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"),
+		})
 	}
 	return m
 }
@@ -350,110 +376,102 @@ func (m *Mirror) poll(ctx context.Context) {
 					return // stopping: these records are fetched again after restart
 				}
 			}
-			p.mu.Lock()
-			for _, r := range ftp.Records {
-				if r.Attrs.IsControl() {
-					p.skipPast(r.Offset)
-					continue
-				}
-				p.pending.push(r.Offset)
-			}
-			p.mu.Unlock()
-			remote := p.topic.Remote
-			for _, r := range ftp.Records {
-				if r.Attrs.IsControl() {
-					continue
-				}
-				r.Topic = remote
-				r.Context = p.ctx
-				m.dst.Produce(p.ctx, r, m.promise)
+			for _, r := range p.sendRecords(ftp.Records) {
+				m.dst.Produce(r.Context, r, m.promise)
 			}
 		})
 	}
 }
 
-// promise is called serially by the producer, in order per partition.
+// promise is called by the producer for every record, serially; each
+// record carries its partition and source offset in its recordCtx.
 func (m *Mirror) promise(r *kgo.Record, err error) {
-	p := partitionOf(r.Context)
-	if p == nil {
+	rc, ok := r.Context.(*recordCtx)
+	if !ok {
 		return
 	}
-	p.mu.Lock()
-	src, ok := p.pending.pop()
-	stopped := p.err != nil
-	if err == nil && ok && !stopped {
-		p.acked = src + 1
-		p.idx.Ack(src, r.Offset)
-		p.syncs.Ack(src, r.Offset)
-		if p.pending.len() == 0 && p.skipTo > p.acked {
-			p.acked = p.skipTo
-			p.idx.Cover(p.acked)
-		}
-	}
-	p.mu.Unlock()
-	switch {
-	case stopped:
-	case err != nil:
-		if errors.Is(err, context.Canceled) {
-			return // shutdown deadline: the record is copied again after restart
-		}
-		ferr := fmt.Errorf("writing %s[%d] offset %d to %s: %w", p.topic.Source, p.num, src, p.topic.Remote, err)
-		if p.fail(ferr) {
-			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", ferr)
+	p := rc.p
+	if err != nil {
+		if p.failRecord(rc.src, m.produceError(p, rc.src, r, err)) {
+			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
 			select {
 			case m.failed <- p:
 			default: // the poll loop also skips failed partitions
 			}
 		}
-	case !ok:
-		// A promise without a pending offset would mean franz-go broke its
-		// ordering contract; stop rather than commit a wrong position.
-		ferr := fmt.Errorf("internal error: acknowledgement for %s[%d] without a pending record", p.topic.Source, p.num)
-		if p.fail(ferr) {
-			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", ferr)
-		}
-	default:
-		p.records.Add(1)
-		n := int64(len(r.Key) + len(r.Value))
-		for _, h := range r.Headers {
-			n += int64(len(h.Key) + len(h.Value))
-		}
-		p.bytes.Add(n)
-		m.records.Add(1)
-		m.bytes.Add(n)
+		return
 	}
+	if !p.ackRecord(rc.src, r.Offset) {
+		return
+	}
+	p.records.Add(1)
+	n := int64(len(r.Key) + len(r.Value))
+	for _, h := range r.Headers {
+		n += int64(len(h.Key) + len(h.Value))
+	}
+	p.bytes.Add(n)
+	m.totals.add(1, n)
+}
+
+// produceError explains why the record at source offset src was not
+// written. A record the target refuses for its size is never skipped: the
+// error names its offset, its size, the limit and the fix.
+func (m *Mirror) produceError(p *partition, src int64, r *kgo.Record, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err // the shutdown deadline: copied again after a restart
+	}
+	if tooLarge(err) {
+		size := len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			size += len(h.Key) + len(h.Value)
+		}
+		return fmt.Errorf("record %s[%d] offset %d (%d bytes of key, value and headers) is larger than %s accepts (%s): raise max.message.bytes of %s on the target, and the target producer's max.request.size, above it; Strait stopped the partition rather than skip the record: %w",
+			p.topic.Source, p.num, src, size, p.topic.Remote, p.topic.limitText(), p.topic.Remote, err)
+	}
+	return fmt.Errorf("writing %s[%d] offset %d to %s: %w", p.topic.Source, p.num, src, p.topic.Remote, err)
 }
 
 func (m *Mirror) fetchError(ctx context.Context, p *partition, err error) {
-	if errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed) {
+	switch classify(err) {
+	case errShutdown:
 		return
-	}
-	if errors.Is(err, kerr.OffsetOutOfRange) {
-		err = m.outOfRange(ctx, p, err)
-	} else {
+	case errRetry:
+		return // the consumer retries by itself
+	case errTruncated:
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		logStart, lerr := m.logStart(lctx, p.topic.Source, p.num)
+		cancel()
+		err = truncationError(p, p.position(), logStart, lerr, err)
+	default:
 		err = fmt.Errorf("reading %s[%d]: %w", p.topic.Source, p.num, err)
 	}
-	if p.fail(err) {
+	if p.stop(err) {
 		m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", err)
 		m.pause(p)
 	}
 }
 
-// outOfRange explains an OffsetOutOfRange: records the flow had not copied
-// yet were deleted on the source (retention, DeleteRecords), or the topic
-// was truncated. Strait never skips them silently.
-func (m *Mirror) outOfRange(ctx context.Context, p *partition, err error) error {
-	p.mu.Lock()
-	next := p.acked
-	p.mu.Unlock()
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	starts, lerr := m.srcAdm.ListStartOffsets(lctx, p.topic.Source)
-	if lerr == nil {
-		if o, ok := starts.Lookup(p.topic.Source, p.num); ok && o.Err == nil && next >= 0 && next < o.Offset {
-			return fmt.Errorf("source %s[%d]: records %d..%d were deleted before they were replicated (log start is now %d); the partition is stopped to avoid a silent gap",
-				p.topic.Source, p.num, next, o.Offset-1, o.Offset)
-		}
+// logStart lists the source log start offset of one partition.
+func (m *Mirror) logStart(ctx context.Context, topic string, num int32) (int64, error) {
+	starts, err := m.srcAdm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return -1, err
+	}
+	o, ok := starts.Lookup(topic, num)
+	if !ok {
+		return -1, fmt.Errorf("no start offset listed for %s[%d]", topic, num)
+	}
+	return o.Offset, o.Err
+}
+
+// truncationError explains an OffsetOutOfRange at source offset next:
+// records the flow had not copied yet were deleted on the source
+// (retention, DeleteRecords), or the topic was truncated. Strait never
+// skips them silently.
+func truncationError(p *partition, next, logStart int64, listErr, err error) error {
+	if listErr == nil && next >= 0 && next < logStart {
+		return fmt.Errorf("source %s[%d]: records %d..%d were deleted before they were replicated (log start is now %d); the partition is stopped to avoid a silent gap",
+			p.topic.Source, p.num, next, logStart-1, logStart)
 	}
 	return fmt.Errorf("source %s[%d]: offset out of range at %d (the topic was truncated or recreated); the partition is stopped to avoid a silent gap: %w", p.topic.Source, p.num, next, err)
 }

@@ -2,64 +2,237 @@ package mirror
 
 import (
 	"context"
+	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/offsets"
 )
 
-// partition is the replication state of one source partition. The poll
-// goroutine appends the source offsets of the records it hands to the
-// producer; the producer's promise goroutine pops them in the same order
-// (franz-go completes records of one partition in order and calls promises
-// serially), so each acknowledgement pairs a source offset with the target
-// offset the broker assigned.
+// partition is the replication state of one source partition, shared by the
+// path that copies it (record path or fast path), the committer and the
+// status. Its fields change together under mu, and only through the methods
+// in this file, which keep these invariants:
+//
+//   - acked, the next source offset after everything the target
+//     acknowledged, only grows, and never passes a record that failed: once
+//     the record at source offset h failed, acked stays at most h (halt);
+//   - the offset map and the MM2 sync state learn only acknowledged
+//     records, in source order;
+//   - a stopped partition (err set) never moves its progress again; it is
+//     not resumed in this run.
+//
+// The record path attaches a recordCtx to every record it hands to the
+// producer, so each acknowledgement carries its own source offset: nothing
+// pairs callbacks with offsets by their order.
 type partition struct {
 	topic   *topicState
 	num     int32
 	initial bool // present when the flow started: auto.offset.reset applies
 
-	// ctx is attached to every record produced for this partition, so the
-	// promise finds its partition without a map lookup or an allocation.
+	// ctx is the produce context (cancelled at the shutdown deadline) that
+	// every record of this partition carries, inside its recordCtx.
 	ctx context.Context
 
-	mu      sync.Mutex
-	pending offsetQueue // source offsets handed to the producer, not yet acknowledged
-	acked   int64       // next source offset after the last acknowledged record; -1 before any
-	skipTo  int64       // offset past the last skipped control record; applied once pending drains
-	err     error       // set when the partition stopped; it is never resumed in this run
+	mu        sync.Mutex
+	acked     int64 // next source offset after the last acknowledged one; -1 before any
+	committed int64 // last progress committed to the target; -1 before any
+	inflight  int   // record path: records handed to the producer and not answered yet
+	skipTo    int64 // record path: past the markers seen while records were in flight
+	halt      int64 // source offset of the first record that failed; MaxInt64 while none did
+	err       error // why the partition stopped
 
 	idx   *offsets.Partition   // exact offset map, fed by acknowledgements
 	syncs *offsets.SyncEmitter // MM2 offset-sync emission state
 
-	removed   atomic.Bool  // its topic was deleted on the source
-	fast      atomic.Bool  // on the fast path (forwarder) rather than the record path
-	committed int64        // last progress committed to the target; -1 before any
-	end       atomic.Int64 // source end offset (LSO when read_committed) seen in the last fetch
-	records   atomic.Int64 // records acknowledged by the target
-	bytes     atomic.Int64 // key+value+header bytes acknowledged
+	removed atomic.Bool  // its topic was deleted on the source
+	fast    atomic.Bool  // on the fast path (forwarder) rather than the record path
+	end     atomic.Int64 // source end offset (LSO when read_committed) seen in the last fetch
+	records atomic.Int64 // records acknowledged by the target
+	bytes   atomic.Int64 // key+value+header bytes acknowledged
 }
 
-type partKey struct{}
-
-func partitionOf(ctx context.Context) *partition {
-	p, _ := ctx.Value(partKey{}).(*partition)
-	return p
+func newPartition(ts *topicState, num int32, initial bool, idx *offsets.Partition, lagMax int64, produceCtx context.Context) *partition {
+	return &partition{
+		topic: ts, num: num, initial: initial, ctx: produceCtx,
+		acked: -1, committed: -1, halt: math.MaxInt64,
+		idx: idx, syncs: offsets.NewSyncEmitter(lagMax),
+	}
 }
 
-// skipPast records that offset needs no copy (a transaction marker). The
-// caller holds p.mu.
-func (p *partition) skipPast(offset int64) {
-	if p.pending.len() == 0 {
-		p.acked = max(p.acked, offset+1)
-		p.idx.Cover(p.acked)
+// recordCtx travels with one record through the producer: its partition
+// and its source offset.
+type recordCtx struct {
+	context.Context
+	p   *partition
+	src int64
+}
+
+// advance moves progress to next, never past a failed record. The caller
+// holds mu.
+func (p *partition) advance(next int64) {
+	if p.err != nil {
+		return
+	}
+	next = min(next, p.halt)
+	if next > p.acked {
+		p.acked = next
+		p.idx.Cover(next)
+	}
+}
+
+// ---- record path ----
+
+// sendRecords prepares the records of one fetch for the producer: data
+// records get the remote topic and a recordCtx, markers only move progress
+// once everything before them is acknowledged. It returns the records to
+// produce, none when the partition is stopped.
+func (p *partition) sendRecords(recs []*kgo.Record) []*kgo.Record {
+	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record
+	out := recs[:0:0]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || p.halt != math.MaxInt64 {
+		return nil
+	}
+	for i, r := range recs {
+		if r.Attrs.IsControl() {
+			p.markerAt(r.Offset)
+			continue
+		}
+		ctxs[i] = recordCtx{Context: p.ctx, p: p, src: r.Offset}
+		r.Topic = p.topic.Remote
+		r.Context = &ctxs[i]
+		p.inflight++
+		out = append(out, r)
+	}
+	return out
+}
+
+// markerAt records that offset holds a transaction marker, which is not
+// copied. The caller holds mu.
+func (p *partition) markerAt(offset int64) {
+	if p.err != nil || offset >= p.halt {
+		return
+	}
+	if p.inflight == 0 {
+		p.advance(offset + 1)
 		return
 	}
 	p.skipTo = max(p.skipTo, offset+1)
 }
 
-// fail stops the partition with err unless it already stopped.
-func (p *partition) fail(err error) bool {
+// ackRecord records that the record at source offset src is at target
+// offset tgt. It reports whether the record counts as copied.
+func (p *partition) ackRecord(src, tgt int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if p.err != nil || src >= p.halt || src < p.acked {
+		return false
+	}
+	p.idx.Ack(src, tgt)
+	p.syncs.Ack(src, tgt)
+	p.advance(src + 1)
+	if p.inflight == 0 && p.skipTo > p.acked {
+		p.advance(p.skipTo)
+	}
+	return true
+}
+
+// failRecord records that the record at source offset src was not
+// written: progress never passes it. A record abandoned at the shutdown
+// deadline (context.Canceled) is copied again after a restart and does not
+// stop the partition; any other error does, and failRecord reports whether
+// it was the first.
+func (p *partition) failRecord(src int64, err error) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	p.halt = min(p.halt, src)
+	if errors.Is(err, context.Canceled) || p.err != nil {
+		return false
+	}
+	p.err = err
+	return true
+}
+
+// ---- fast path ----
+
+// ackBatch records a forwarded batch the target acknowledged: the n source
+// offsets from src are at target offsets from tgt on, and next is the
+// source offset after the batch.
+func (p *partition) ackBatch(src, tgt, n, next int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || next > p.halt {
+		return
+	}
+	p.idx.AckRange(src, tgt, n)
+	p.syncs.AckRange(src, tgt, n)
+	p.advance(next)
+}
+
+// skipBefore records that every offset below next holds nothing to copy
+// (markers, aborted data) once everything before it is acknowledged.
+func (p *partition) skipBefore(next int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advance(next)
+}
+
+// resumeOffset is where another path continues the partition: after the
+// last acknowledged record, else where replication of it began, else -1.
+func (p *partition) resumeOffset() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.acked >= 0 {
+		return p.acked
+	}
+	return p.idx.Start()
+}
+
+// ---- start ----
+
+// startAt sets where the partition resumes: every record before next is
+// on the target. committed says next is stored progress.
+func (p *partition) startAt(next int64, committed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acked = next
+	p.idx.SetStart(next) // kept when the loaded index knows an earlier start
+	if committed {
+		p.committed = next
+	}
+}
+
+// startAtEnd starts at the source's end offset (auto.offset.reset=latest):
+// the position counts as progress, so a restart before the first record
+// does not skip what arrived in between.
+func (p *partition) startAtEnd(end int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acked = end
+	p.idx.SetStart(end)
+	p.idx.Cover(end)
+}
+
+// startAtLogStart notes that replication begins at the source log start
+// offset, so offsets between it and the first record still translate.
+func (p *partition) startAtLogStart(offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idx.SetStart(offset)
+}
+
+// ---- stop, commit, status ----
+
+// stop stops the partition with err unless it already stopped; it reports
+// whether this call stopped it.
+func (p *partition) stop(err error) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -69,40 +242,45 @@ func (p *partition) fail(err error) bool {
 	return true
 }
 
+// failed returns why the partition stopped, or nil.
 func (p *partition) failed() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
 }
 
-// offsetQueue is a FIFO of int64 backed by a ring that grows as needed; it
-// does not allocate once it reached its working size.
-type offsetQueue struct {
-	buf        []int64
-	head, size int
+// position returns acked: every source offset below it is on the target.
+func (p *partition) position() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acked
 }
 
-func (q *offsetQueue) push(v int64) {
-	if q.size == len(q.buf) {
-		n := max(64, 2*len(q.buf))
-		nb := make([]int64, n)
-		for i := 0; i < q.size; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = nb, 0
-	}
-	q.buf[(q.head+q.size)%len(q.buf)] = v
-	q.size++
+// drain takes what the committer must persist: progress, the stored
+// progress, the offset map's changes and the MM2 syncs due.
+func (p *partition) drain() (next, committed int64, changes []offsets.Change, syncs []offsets.Sync) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acked, p.committed, p.idx.Drain(), p.syncs.Flush()
 }
 
-func (q *offsetQueue) pop() (int64, bool) {
-	if q.size == 0 {
-		return 0, false
-	}
-	v := q.buf[q.head]
-	q.head = (q.head + 1) % len(q.buf)
-	q.size--
-	return v, true
+// setCommitted records progress stored on the target.
+func (p *partition) setCommitted(next int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.committed = max(p.committed, next)
 }
 
-func (q *offsetQueue) len() int { return q.size }
+// prune drops offset map segments below the source log start.
+func (p *partition) prune(logStart int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idx.Prune(logStart)
+}
+
+// snapshot returns the fields the status shows.
+func (p *partition) snapshot() (next, committed int64, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acked, p.committed, p.err
+}

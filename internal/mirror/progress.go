@@ -129,17 +129,15 @@ func (m *Mirror) commit(ctx context.Context) error {
 	for _, t := range m.topics {
 		meta := progressMetadata(t.ID)
 		for _, p := range t.parts {
-			p.mu.Lock()
-			next, committed := p.acked, p.committed
-			for _, c := range p.idx.Drain() {
+			next, committed, changes, due := p.drain()
+			for _, c := range changes {
 				updates = append(updates, index.Update{TP: index.TP{Topic: t.Source, Partition: p.num}, TopicID: t.ID, Change: c})
 			}
-			for _, s := range p.syncs.Flush() {
-				if m.cfg.SyncTopic != "" {
+			if m.cfg.SyncTopic != "" {
+				for _, s := range due {
 					syncs = append(syncs, m.syncRecord(t.Source, p.num, s))
 				}
 			}
-			p.mu.Unlock()
 			if next < 0 || next == committed {
 				continue
 			}
@@ -175,9 +173,7 @@ func (m *Mirror) commit(ctx context.Context) error {
 		case r.Err != nil:
 			errs = append(errs, fmt.Errorf("%s[%d]: %w", mv.p.topic.Remote, mv.p.num, r.Err))
 		default:
-			mv.p.mu.Lock()
-			mv.p.committed = mv.next
-			mv.p.mu.Unlock()
+			mv.p.setCommitted(mv.next)
 		}
 	}
 	return errors.Join(errs...)
@@ -215,9 +211,7 @@ func (m *Mirror) prune(ctx context.Context) {
 			return
 		}
 		if p := m.partition(o.Topic, o.Partition); p != nil {
-			p.mu.Lock()
-			p.idx.Prune(o.Offset)
-			p.mu.Unlock()
+			p.prune(o.Offset)
 		}
 	})
 }

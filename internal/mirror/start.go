@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,21 +36,25 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	initial := !m.started
 	m.started = true
 	var added []*partition
+	var recreated []*partition
 	for _, t := range add {
 		ts := m.topics[t.Source]
 		if ts == nil {
 			ts = &topicState{Topic: t}
 			m.topics[t.Source] = ts
+		} else if t.ID != ([16]byte{}) && ts.ID != ([16]byte{}) && t.ID != ts.ID {
+			// Deleted and recreated between two listings: the new
+			// incarnation must not be read at the old one's offsets.
+			recreated = append(recreated, ts.parts...)
+			continue
 		}
 		for n := int32(len(ts.parts)); n < t.Partitions; n++ {
-			p := &partition{topic: ts, num: n, initial: initial, acked: -1, committed: -1, syncs: offsets.NewSyncEmitter(m.cfg.OffsetLagMax)}
+			idx := offsets.NewPartition()
 			tp := index.TP{Topic: t.Source, Partition: n}
 			if prev := m.index.Parts[tp]; prev != nil && m.index.IDs[tp] == t.ID {
-				p.idx = prev
-			} else {
-				p.idx = offsets.NewPartition()
+				idx = prev
 			}
-			p.ctx = context.WithValue(produceCtx, partKey{}, p)
+			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
 			ts.parts = append(ts.parts, p)
 			added = append(added, p)
 		}
@@ -57,6 +62,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	removed := make(map[string][]int32)
 	for name := range gone {
 		if ts := m.topics[name]; ts != nil {
+			m.retire(ts)
 			for _, p := range ts.parts {
 				p.removed.Store(true)
 				removed[name] = append(removed[name], p.num)
@@ -67,6 +73,13 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	stored := m.stored
 	m.mu.Unlock()
 
+	for _, p := range recreated {
+		if p.stop(recreatedError(p, p.position())) {
+			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
+			m.pause(p)
+		}
+	}
+
 	if len(removed) > 0 {
 		m.src.RemoveConsumePartitions(removed)
 		m.log.Info("stopped replicating topics deleted on the source", "topics", len(removed))
@@ -75,6 +88,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		return
 	}
 	m.awaitProducerMetadata(ctx, added)
+	m.describeLimits(ctx, added)
 	starts := m.startOffsets(ctx, added, stored)
 	fastTopics := m.fastTopics(ctx, added)
 	record := make(map[string]map[int32]kgo.Offset)
@@ -86,7 +100,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		}
 		if fastTopics[p.topic.Source] && pos.at >= 0 {
 			p.fast.Store(true)
-			fast = append(fast, &fastPart{p: p, next: pos.at, fromEarliest: pos.earliest, seq: 0})
+			fast = append(fast, &fastPart{p: p, next: pos.at})
 			continue
 		}
 		if record[p.topic.Source] == nil {
@@ -99,6 +113,65 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	}
 	if len(fast) > 0 {
 		m.fwd.add(ctx, fast)
+	}
+}
+
+// retire remembers the last position of a topic deleted on the source,
+// with its topic ID, as progress to resume from: if the topic comes back,
+// startOffset then tells a new incarnation from the same one. The caller
+// holds m.mu.
+func (m *Mirror) retire(ts *topicState) {
+	if m.stored == nil {
+		m.stored = map[string]map[int32]storedOffset{}
+	}
+	for _, p := range ts.parts {
+		next := p.position()
+		if next < 0 {
+			continue // nothing copied: nothing to mix with
+		}
+		if m.stored[ts.Remote] == nil {
+			m.stored[ts.Remote] = map[int32]storedOffset{}
+		}
+		m.stored[ts.Remote][p.num] = storedOffset{next: next, id: ts.ID, hasID: ts.ID != ([16]byte{})}
+	}
+}
+
+// recreatedError is the error of a partition whose source topic was
+// deleted and recreated after Strait copied it up to next.
+func recreatedError(p *partition, next int64) error {
+	return fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) after Strait copied %s[%d] up to offset %d into %s; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group for it, then restart",
+		p.topic.Source, p.topic.Source, p.num, next, p.topic.Remote)
+}
+
+// describeLimits reads max.message.bytes of the remote topics of new
+// partitions, for the error that names it when a record is too large.
+func (m *Mirror) describeLimits(ctx context.Context, parts []*partition) {
+	byRemote := map[string]*topicState{}
+	var names []string
+	for _, p := range parts {
+		if _, ok := byRemote[p.topic.Remote]; !ok {
+			byRemote[p.topic.Remote] = p.topic
+			names = append(names, p.topic.Remote)
+		}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cfgs, err := m.dstAdm.DescribeTopicConfigs(lctx, names...)
+	if err != nil {
+		return // only an error message loses a detail
+	}
+	for _, rc := range cfgs {
+		ts := byRemote[rc.Name]
+		if rc.Err != nil || ts == nil {
+			continue
+		}
+		for _, c := range rc.Configs {
+			if c.Key == "max.message.bytes" {
+				if n, err := strconv.ParseInt(c.MaybeValue(), 10, 64); err == nil {
+					ts.maxMessageBytes.Store(n)
+				}
+			}
+		}
 	}
 }
 
@@ -225,7 +298,7 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 	for _, p := range parts {
 		at, err := m.startOffset(p, stored, starts, serr, ends, eerr)
 		if err != nil {
-			if p.fail(err) {
+			if p.stop(err) {
 				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
 			}
 			continue
@@ -250,9 +323,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		pos := startPos{at: -1, earliest: true}
 		if st, ok := starts.Lookup(p.topic.Source, p.num); ok && serr == nil && st.Err == nil {
 			pos.at = st.Offset
-			p.mu.Lock()
-			p.idx.SetStart(st.Offset)
-			p.mu.Unlock()
+			p.startAtLogStart(st.Offset)
 		}
 		return pos, nil
 	}
@@ -260,7 +331,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	switch {
 	case ok:
 		if s.hasID && p.topic.ID != ([16]byte{}) && s.id != p.topic.ID {
-			return startPos{}, fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) since progress %d was stored for %s on the target; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group %q for it", p.topic.Source, s.next, p.topic.Remote, m.cfg.Group)
+			return startPos{}, fmt.Errorf("%w (progress group %q)", recreatedError(p, s.next), m.cfg.Group)
 		}
 		next, by, committed = s.next, "stored progress", true
 	default:
@@ -295,11 +366,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		// auto.offset.reset=latest: start at the end as it is now, and
 		// store that position, so a restart before the first record does
 		// not skip what arrived in between.
-		p.mu.Lock()
-		p.acked = end.Offset
-		p.idx.SetStart(end.Offset)
-		p.idx.Cover(end.Offset)
-		p.mu.Unlock()
+		p.startAtEnd(end.Offset)
 		return startPos{at: end.Offset}, nil
 	}
 	switch {
@@ -310,13 +377,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		return startPos{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
 			by, next, name, end.Offset, m.cfg.Group, p.topic.Remote)
 	}
-	p.mu.Lock()
-	p.acked = next
-	p.idx.SetStart(next) // kept when the loaded index knows an earlier start
-	if committed {
-		p.committed = next
-	}
-	p.mu.Unlock()
+	p.startAt(next, committed)
 	if !committed {
 		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
 	}

@@ -37,24 +37,23 @@ type Status struct {
 // Status returns a snapshot. Lag is based on the end offsets seen in fetch
 // responses, so it is as fresh as the last fetch of each partition.
 func (m *Mirror) Status() Status {
-	st := Status{Flow: m.cfg.Flow, Records: m.records.Load(), Bytes: m.bytes.Load(), BadInternalRecords: m.badRecords.Load()}
+	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load()}
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			p.mu.Lock()
+			next, committed, err := p.snapshot()
 			ps := PartitionStatus{
 				Topic: t.Source, Remote: t.Remote, Partition: p.num,
-				Next: p.acked, Committed: p.committed, End: -1,
+				Next: next, Committed: committed, End: -1,
 				Records: p.records.Load(), Bytes: p.bytes.Load(), Path: "record",
 			}
 			if p.fast.Load() {
 				ps.Path = "fast"
 			}
-			if p.err != nil {
-				ps.Error = p.err.Error()
+			if err != nil {
+				ps.Error = err.Error()
 				st.Failed++
 			}
-			p.mu.Unlock()
 			if e := p.end.Load(); e > 0 {
 				ps.End = e
 				if ps.Next >= 0 && e > ps.Next {

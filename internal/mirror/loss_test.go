@@ -1,0 +1,250 @@
+package mirror
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
+
+	"strait/internal/kafkatest"
+	"strait/internal/offsets"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// kfake clusters close their own goroutines asynchronously.
+		goleak.IgnoreAnyFunction("github.com/twmb/franz-go/pkg/kfake.(*Cluster).run"),
+	)
+}
+
+func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testPartition() *partition {
+	ts := &topicState{Topic: Topic{Source: "t", Remote: "A.t", Partitions: 1}}
+	p := newPartition(ts, 0, true, offsets.NewPartition(), 100, context.Background())
+	ts.parts = []*partition{p}
+	return p
+}
+
+func testMirror() *Mirror {
+	return &Mirror{log: slog.New(slog.DiscardHandler), failed: make(chan *partition, 64), topics: map[string]*topicState{}}
+}
+
+// send hands records at the given source offsets to the (simulated) producer.
+func send(p *partition, offs ...int64) []*kgo.Record {
+	var recs []*kgo.Record
+	for _, o := range offs {
+		recs = append(recs, &kgo.Record{Offset: o})
+	}
+	return p.sendRecords(recs)
+}
+
+func acked(p *partition) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.acked
+}
+
+// Path 2: records whose Produce failed at the shutdown deadline get their
+// callbacks ahead of in-flight records; progress must never pass a record
+// that was not written.
+func TestRecordPathDeadlineKeepsProgressExact(t *testing.T) {
+	m := testMirror()
+	p := testPartition()
+	recs := send(p, 10, 11, 12, 13)
+	m.promise(recs[2], context.Canceled) // not sent: failed at the deadline
+	m.promise(recs[3], context.Canceled)
+	recs[0].Offset = 100 // in flight, acknowledged afterwards
+	m.promise(recs[0], nil)
+	recs[1].Offset = 101
+	m.promise(recs[1], nil)
+	if got := acked(p); got != 12 {
+		t.Fatalf("progress %d after records 10 and 11 were written and 12, 13 failed; want 12", got)
+	}
+	if tgt, res := p.idx.Translate(11); res != offsets.Exact || tgt != 101 {
+		t.Fatalf("source 11 translates to %d (%v), want 101", tgt, res)
+	}
+}
+
+// Path 5: a marker seen after a record's callback failed must not move
+// progress past that record.
+func TestSkipPastOnStoppedPartition(t *testing.T) {
+	m := testMirror()
+	p := testPartition()
+	recs := send(p, 10)
+	m.promise(recs[0], kerr.MessageTooLarge)
+	p.mu.Lock()
+	p.markerAt(11) // a marker fetched while the record's callback failed
+	p.mu.Unlock()
+	if got := acked(p); got > 10 {
+		t.Fatalf("progress %d passed record 10, which was never written", got)
+	}
+}
+
+// encodeBatch builds a v2 batch with n records from base.
+func encodeBatch(base int64, n int, attrs int16, pid int64, key []byte) []byte {
+	var recs []byte
+	for d := 0; d < n; d++ {
+		r := kmsg.Record{OffsetDelta: int32(d), Key: key, Value: []byte(fmt.Sprint("v", base+int64(d)))}
+		if key == nil {
+			r.Key = []byte(fmt.Sprint("k", d))
+		}
+		body := r.AppendTo(nil)
+		r.Length = int32(len(body) - 1)
+		recs = append(recs, r.AppendTo(nil)...)
+	}
+	b := kmsg.RecordBatch{
+		FirstOffset: base, PartitionLeaderEpoch: 1, Magic: 2, Attributes: attrs,
+		LastOffsetDelta: int32(n - 1), FirstTimestamp: 1000, MaxTimestamp: 1000,
+		ProducerID: pid, ProducerEpoch: 0, FirstSequence: 0, NumRecords: int32(n), Records: recs,
+	}
+	out := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return out
+}
+
+const (
+	attrTxn     = 0x10
+	attrControl = 0x20
+)
+
+func abortMarker(offset, pid int64) []byte {
+	return encodeBatch(offset, 1, attrTxn|attrControl, pid, []byte{0, 0, 0, 0})
+}
+
+func cat(bs ...[]byte) []byte {
+	var out []byte
+	for _, b := range bs {
+		out = append(out, b...)
+	}
+	return out
+}
+
+func testForwarder(m *Mirror) *forwarder {
+	return newForwarder(forwardConfig{Codec: -1, ReadCommitted: true, Idempotent: true, Acks: -1}, forwardDeps{
+		Totals: &m.totals, ToRecordPath: func(*partition, int64, string) {}, Log: m.log,
+	})
+}
+
+func fetchResp(topic string, offsetBatches []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) *kmsg.FetchResponse {
+	resp := kmsg.NewPtrFetchResponse()
+	rt := kmsg.NewFetchResponseTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchResponseTopicPartition()
+	rp.HighWatermark, rp.LastStableOffset = 100, 100
+	rp.RecordBatches = offsetBatches
+	rp.AbortedTransactions = aborted
+	rt.Partitions = append(rt.Partitions, rp)
+	resp.Topics = append(resp.Topics, rt)
+	return resp
+}
+
+func abortedTxn(pid, first int64) kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	a := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+	a.ProducerID, a.FirstOffset = pid, first
+	return a
+}
+
+// Path 3: two fetches of one partition overlap (a leader change); the
+// later response repeats batches already handled and must be discarded,
+// or the transaction filter misses the abort marker and drops a committed
+// batch of the same producer.
+func TestOverlappingFetchesKeepCommittedBatches(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	p := testPartition()
+	fp := &fastPart{p: p, next: 0}
+	key := tp{"t", 0}
+	f.parts[key] = fp
+	aborted := abortedTxn(7, 0)
+	first := fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7)), aborted)
+	second := fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7), encodeBatch(3, 2, attrTxn, 7, nil)), aborted)
+	ctx := context.Background()
+	f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: first})
+	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: second})
+	for _, q := range fp.queue {
+		if q.skip && q.h.LastOffset() >= 3 {
+			t.Fatalf("committed batch %d..%d of producer 7 was dropped as aborted", q.h.BaseOffset, q.h.LastOffset())
+		}
+	}
+}
+
+// Path 4: OFFSET_OUT_OF_RANGE before the first acknowledgement is a
+// truncation like any other: the partition stops, with the lost range.
+func TestOutOfRangeBeforeFirstAckStops(t *testing.T) {
+	src, _ := kafkatest.NewFakePair(t, kfake.SeedTopics(1, "t"))
+	cl := newClient(t, src)
+	produceN(t, cl, "t", 10)
+	if _, err := kadm.NewClient(cl).DeleteRecords(t.Context(), kadm.Offsets{"t": {0: {Topic: "t", Partition: 0, At: 8}}}); err != nil {
+		t.Fatal(err)
+	}
+	m := testMirror()
+	f := testForwarder(m)
+	f.src = cl
+	p := testPartition()
+	fp := &fastPart{p: p, next: 5}
+	key := tp{"t", 0}
+	f.parts[key] = fp
+	resp := fetchResp("t", nil)
+	resp.Topics[0].Partitions[0].ErrorCode = kerr.OffsetOutOfRange.Code
+	f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 5}, resp: resp})
+	for f.running > 0 { // the log start is listed off the loop
+		ev := <-f.events
+		f.running--
+		f.handle(t.Context(), ev)
+	}
+	err := p.failed()
+	if err == nil {
+		t.Fatal("the partition keeps going after records from offset 5 were deleted before they were copied")
+	}
+	if want := "records 5..7 were deleted before they were replicated"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+}
+
+// Path 6: a corrupt source batch is never forwarded: refetched once, then
+// the partition stops.
+func TestCorruptBatchIsNotForwarded(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	p := testPartition()
+	fp := &fastPart{p: p, next: 0}
+	key := tp{"t", 0}
+	f.parts[key] = fp
+	b := encodeBatch(0, 3, 0, -1, nil)
+	b[len(b)-2] ^= 0xff // a flipped byte in a record value
+	f.handleFetch(context.Background(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: fetchResp("t", b)})
+	for _, q := range fp.queue {
+		if !q.skip {
+			t.Fatalf("a batch with a bad CRC was queued for the target: %+v", q.h)
+		}
+	}
+}
