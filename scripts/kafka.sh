@@ -31,16 +31,30 @@ Commands:
   classpath                     fetch if needed, print the Java classpath of those jars
   log4j-config                  fetch if needed, print the path of the log config for \$KAFKA_VERSION
                                 (a JVM using it must also get -Dstrait.log.file=FILE)
-  start [-n N] [-d DIR] [--heap SIZE] [--owner PID]
-                                start N (default 2) single-node KRaft clusters named a, b, ...
-                                in DIR/<name> (default: a new temporary dir); prints one line
+  start [-n N] [-d DIR] [--heap SIZE] [--owner PID] [--brokers SPEC]
+        [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...]
+                                start N (default 2) KRaft clusters named a, b, ... in DIR/<name>
+                                (default: a new temporary dir); prints one line
                                 '<name> <bootstrap> <dir>' per cluster, then DIR. With --owner,
                                 a watchdog stops the clusters (keeping DIR) once PID has exited.
+                                --brokers: brokers per cluster, one number for all or one per
+                                cluster (1,1,3); each broker is a combined broker+controller,
+                                and a cluster of 3 replicates its internal topics 3 times.
+                                --external: broker ID (default 1) of cluster NAME gets a second
+                                listener, EXTERNAL, on a port of its own, and advertises it as
+                                127.0.0.1:PORT, where the caller runs a proxy to it; brokers
+                                talk to each other on their first listener only.
+                                --set: add KEY=VALUE to every broker's server.properties.
+                                Brokers of a cluster with several brokers or an external
+                                listener also get a line 'node <name>:<id> <address>
+                                <external listener|-> <advertised external|-> <dir>'.
   stop [-d DIR] [--keep]        stop every cluster of DIR and remove DIR unless --keep
-  stop-broker [-d DIR] NAME [--kill]
-                                stop one cluster (SIGTERM, or SIGKILL with --kill); data is kept
-  start-broker [-d DIR] NAME    start a stopped cluster again, same ports and data
-  restart-broker [-d DIR] NAME [--kill]
+  stop-broker [-d DIR] NAME [--node ID] [--kill]
+                                stop a cluster's brokers, or only broker ID (SIGTERM, or
+                                SIGKILL with --kill); data is kept
+  start-broker [-d DIR] NAME [--node ID]
+                                start stopped brokers again, same ports and data
+  restart-broker [-d DIR] NAME [--node ID] [--kill]
                                 stop-broker then start-broker
   mm2 [-d DIR] [-c FILE] [--heap SIZE] [--log FILE] [-- ARGS...]
                                 run Apache MirrorMaker 2 (dedicated mode) in the foreground with
@@ -272,17 +286,76 @@ load_testbed() {
 	done <"$dir/testbed.env"
 }
 
+# A cluster of one broker keeps that broker's config, data and logs in its own dir, cdir
+# (cluster.env holds its ports). A cluster of several brokers (start --brokers) keeps broker
+# ID in cdir/ID, with its ports in cdir/ID/node.env; its cluster.env says BROKERS=N.
+
+# node_dirs prints the dir of every broker of cdir, one a line. It tolerates a cdir that
+# start has not written yet (for abort_start).
+node_dirs() {
+	local cdir=$1 n=1 key value i
+	if [[ -f $cdir/cluster.env ]]; then
+		while IFS='=' read -r key value; do
+			[[ $key == BROKERS ]] && n=$value
+		done <"$cdir/cluster.env"
+	fi
+	if ((n <= 1)); then
+		echo "$cdir"
+	else
+		for ((i = 1; i <= n; i++)); do
+			echo "$cdir/$i"
+		done
+	fi
+}
+
+# cluster_dir prints the cluster dir of a broker dir.
+cluster_dir() {
+	if [[ -f $1/node.env ]]; then dirname "$1"; else echo "$1"; fi
+}
+
+# load_cluster sets BROKERS, NODE_DIRS (the brokers' dirs) and BOOTSTRAP (every broker's
+# address, comma-separated) for cdir.
 load_cluster() {
-	local cdir=$1 key value
+	local cdir=$1 bdir
 	[[ -f $cdir/cluster.env ]] || die "no cluster at $cdir (missing cluster.env): the names are a, b, c, ... as 'start' printed them"
-	PORT="" CONTROLLER_PORT=""
+	mapfile -t NODE_DIRS < <(node_dirs "$cdir")
+	BROKERS=${#NODE_DIRS[@]}
+	BOOTSTRAP=""
+	for bdir in "${NODE_DIRS[@]}"; do
+		load_node "$bdir"
+		BOOTSTRAP+="${BOOTSTRAP:+,}127.0.0.1:$PORT"
+	done
+}
+
+# load_node sets NODE_ID, PORT, CONTROLLER_PORT and, for a broker with an external
+# listener, EXTERNAL_PORT (where it listens) and ADVERTISED_PORT (what it advertises).
+load_node() {
+	local bdir=$1 f key value
+	f=$bdir/node.env
+	[[ -f $f ]] || f=$bdir/cluster.env
+	[[ -f $f ]] || die "no broker at $bdir (missing node.env)"
+	NODE_ID=1 PORT="" CONTROLLER_PORT="" EXTERNAL_PORT="" ADVERTISED_PORT=""
 	while IFS='=' read -r key value; do
 		case $key in
+		NODE_ID) NODE_ID=$value ;;
 		PORT) PORT=$value ;;
 		CONTROLLER_PORT) CONTROLLER_PORT=$value ;;
+		EXTERNAL_PORT) EXTERNAL_PORT=$value ;;
+		ADVERTISED_PORT) ADVERTISED_PORT=$value ;;
 		esac
-	done <"$cdir/cluster.env"
-	[[ -n $PORT && -n $CONTROLLER_PORT ]] || die "$cdir/cluster.env lacks PORT or CONTROLLER_PORT"
+	done <"$f"
+	[[ -n $PORT && -n $CONTROLLER_PORT ]] || die "$f lacks PORT or CONTROLLER_PORT"
+}
+
+# broker_label names a broker in messages: "cluster a", or "cluster c broker 2".
+broker_label() {
+	local cdir
+	cdir=$(cluster_dir "$1")
+	if [[ $cdir == "$1" ]]; then
+		echo "cluster ${1##*/}"
+	else
+		echo "cluster ${cdir##*/} broker ${1##*/}"
+	fi
 }
 
 # cluster_names lists the clusters of a test bed in name order.
@@ -336,14 +409,57 @@ pick_port() {
 	die "found no free port in $PORT_MIN-$PORT_MAX after 200 tries"
 }
 
-# pick_ports writes a config with two new free ports (broker, controller) for cdir.
+# EXTERNAL_ADV maps "<cluster>:<broker id>" to the port that broker advertises for its
+# external listener (start --external); EXTRA_PROPS are the --set lines for every broker.
+declare -A EXTERNAL_ADV=()
+EXTRA_PROPS=()
+
+# pick_ports picks new free ports for the $2 brokers of cdir (listener, controller and, for a
+# broker with an advertised external port, its external listener) and writes their configs.
 pick_ports() {
-	local cdir=$1 port
-	pick_port
-	port=$PICKED
-	pick_port
+	local cdir=$1 n=$2 name=${1##*/} i voters="" bdir
+	local -a ports=() cports=() eports=()
+	for ((i = 1; i <= n; i++)); do
+		pick_port
+		ports[i]=$PICKED
+		pick_port
+		cports[i]=$PICKED
+		eports[i]=""
+		if [[ -n ${EXTERNAL_ADV[$name:$i]:-} ]]; then
+			pick_port
+			eports[i]=$PICKED
+		fi
+		voters+="${voters:+,}$i@127.0.0.1:${cports[i]}"
+	done
 	mkdir -p "$cdir"
-	write_server_properties "$cdir" "$port" "$PICKED"
+	if ((n == 1)); then
+		write_server_properties "$cdir" 1 1 "$voters" "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}"
+		write_node_env "$cdir/cluster.env" 1 "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}"
+		return 0
+	fi
+	echo "BROKERS=$n" >"$cdir/cluster.env"
+	for ((i = 1; i <= n; i++)); do
+		bdir=$cdir/$i
+		mkdir -p "$bdir"
+		write_server_properties "$bdir" "$n" "$i" "$voters" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}"
+		write_node_env "$bdir/node.env" "$i" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}"
+	done
+}
+
+# write_node_env FILE ID PORT CONTROLLER_PORT [EXTERNAL_PORT ADVERTISED_PORT] writes the
+# ports of one broker.
+write_node_env() {
+	local f=$1
+	{
+		# A one-broker cluster keeps the layout it always had: no NODE_ID line.
+		[[ $f == */node.env ]] && echo "NODE_ID=$2"
+		echo "PORT=$3"
+		echo "CONTROLLER_PORT=$4"
+		if [[ -n $5 ]]; then
+			echo "EXTERNAL_PORT=$5"
+			echo "ADVERTISED_PORT=$6"
+		fi
+	} >"$f"
 }
 
 # ---- processes ------------------------------------------------------------------------
@@ -357,14 +473,14 @@ proc_args() {
 	fi
 }
 
-# cluster_pid prints the pid of the cluster's broker if it runs, else nothing. The pid file
-# alone is not trusted (pids are reused): the process must still run this cluster's config.
-cluster_pid() {
-	local cdir=$1 pid
-	[[ -f $cdir/pid ]] || return 0
-	pid=$(<"$cdir/pid")
+# broker_pid prints the pid of the broker of bdir if it runs, else nothing. The pid file
+# alone is not trusted (pids are reused): the process must still run this broker's config.
+broker_pid() {
+	local bdir=$1 pid
+	[[ -f $bdir/pid ]] || return 0
+	pid=$(<"$bdir/pid")
 	[[ $pid =~ ^[0-9]+$ ]] || return 0
-	[[ $(proc_args "$pid") == *"$cdir/server.properties"* ]] && echo "$pid"
+	[[ $(proc_args "$pid") == *"$bdir/server.properties"* ]] && echo "$pid"
 	return 0
 }
 
@@ -379,29 +495,47 @@ java_heap_opts() {
 	fi
 }
 
+# write_server_properties BDIR BROKERS ID VOTERS PORT CONTROLLER_PORT [EXTERNAL_PORT
+# ADVERTISED_PORT] writes the config of one combined broker+controller. Clients of the
+# PLAINTEXT listener see PLAINTEXT addresses; with an external listener, clients of it see
+# the advertised port (a proxy's), while brokers and controllers keep to their own listeners.
 write_server_properties() {
-	local cdir=$1 port=$2 cport=$3
-	cat >"$cdir/server.properties" <<EOF
-# Generated by strait scripts/kafka.sh: one combined broker+controller, loopback only.
+	local bdir=$1 n=$2 id=$3 voters=$4 port=$5 cport=$6 eport=${7:-} adv=${8:-}
+	local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+	local advertised="PLAINTEXT://127.0.0.1:$port"
+	local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+	local rf=1 isr=1 what="one combined broker+controller" line
+	if [[ -n $eport ]]; then
+		listeners+=",EXTERNAL://127.0.0.1:$eport"
+		advertised+=",EXTERNAL://127.0.0.1:$adv"
+		protocols+=",EXTERNAL:PLAINTEXT"
+	fi
+	if ((n > 1)); then
+		rf=$((n < 3 ? n : 3))
+		isr=$((rf - 1))
+		what="combined broker+controller $id of $n"
+	fi
+	cat >"$bdir/server.properties" <<EOF
+# Generated by strait scripts/kafka.sh: $what, loopback only.
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+node.id=$id
+controller.quorum.voters=$voters
+listeners=$listeners
+advertised.listeners=$advertised
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=$cdir/data
+listener.security.protocol.map=$protocols
+log.dirs=$bdir/data
 num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
+default.replication.factor=$rf
+min.insync.replicas=$isr
+offsets.topic.replication.factor=$rf
 offsets.topic.num.partitions=3
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
 transaction.state.log.num.partitions=3
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
 group.initial.rebalance.delay.ms=0
 # After a SIGKILL the restarted broker waits until the controller fences its old
 # registration: a short session makes kill-and-restart tests take ~4 s instead of ~10 s.
@@ -410,10 +544,14 @@ broker.heartbeat.interval.ms=500
 auto.create.topics.enable=false
 log.retention.check.interval.ms=1000
 EOF
-	cat >"$cdir/cluster.env" <<EOF
-PORT=$port
-CONTROLLER_PORT=$cport
-EOF
+	if [[ ${#EXTRA_PROPS[@]} -gt 0 ]]; then
+		{
+			echo "# Set with --set."
+			for line in "${EXTRA_PROPS[@]}"; do
+				echo "$line"
+			done
+		} >>"$bdir/server.properties"
+	fi
 }
 
 # random_uuid prints a cluster id as `StorageTool random-uuid` would (16 random bytes in
@@ -427,15 +565,19 @@ random_uuid() {
 	echo "$id"
 }
 
-# format_cluster formats a new, empty log dir for the config that pick_ports wrote.
+# format_cluster formats new, empty log dirs for the configs that pick_ports wrote: every
+# broker of the cluster gets the same cluster id.
 format_cluster() {
-	local cdir=$1 uuid
-	rm -rf "$cdir/data"
-	java_log_opts "$cdir/format.log"
+	local cdir=$1 uuid bdir
 	uuid=$(random_uuid)
 	echo "CLUSTER_ID=$uuid" >>"$cdir/cluster.env"
-	java "${LOG_OPTS[@]}" -cp "$(libs_dir)/*" kafka.tools.StorageTool format -t "$uuid" -c "$cdir/server.properties" >>"$cdir/format.log" 2>&1 ||
-		die "cluster ${cdir##*/}: formatting the log dir failed (log: $cdir/format.log)"
+	load_cluster "$cdir"
+	for bdir in "${NODE_DIRS[@]}"; do
+		rm -rf "$bdir/data"
+		java_log_opts "$bdir/format.log"
+		java "${LOG_OPTS[@]}" -cp "$(libs_dir)/*" kafka.tools.StorageTool format -t "$uuid" -c "$bdir/server.properties" >>"$bdir/format.log" 2>&1 ||
+			die "$(broker_label "$bdir"): formatting the log dir failed (log: $bdir/format.log)"
+	done
 }
 
 # launch_broker starts the broker of cdir in its own session (so stop can signal the whole
@@ -490,13 +632,13 @@ bind_failure() {
 }
 
 show_log() {
-	local cdir=$1 f errors
-	errors=$(new_log "$cdir" | grep -E '^\[[^]]*\] (ERROR|FATAL) ' | head -n 5 || true)
+	local bdir=$1 f errors
+	errors=$(new_log "$bdir" | grep -E '^\[[^]]*\] (ERROR|FATAL) ' | head -n 5 || true)
 	if [[ -n $errors ]]; then
-		echo "----- first errors in the log of cluster ${cdir##*/}" >&2
+		echo "----- first errors in the log of $(broker_label "$bdir")" >&2
 		echo "$errors" >&2
 	fi
-	for f in "$cdir/server.log" "$cdir/stdout.log"; do
+	for f in "$bdir/server.log" "$bdir/stdout.log"; do
 		if [[ -s $f ]]; then
 			echo "----- last 30 lines of $f" >&2
 			tail -n 30 "$f" >&2
@@ -505,15 +647,15 @@ show_log() {
 	echo "-----" >&2
 }
 
-# signal_cluster sends $2 to the process group of the cluster's broker, if it runs.
-signal_cluster() {
+# signal_broker sends $2 to the process group of the broker of bdir $1, if it runs.
+signal_broker() {
 	local pid
-	pid=$(cluster_pid "$1")
+	pid=$(broker_pid "$1")
 	[[ -n $pid ]] && kill "-$2" -- "-$pid" 2>/dev/null
 	return 0
 }
 
-# broker_exiting succeeds while the cluster's broker has begun to exit but still holds its
+# broker_exiting succeeds while the broker of a broker dir has begun to exit but still holds its
 # sockets: the kernel drops a process's memory (and so its command line) before its files.
 broker_exiting() {
 	local pid
@@ -522,15 +664,15 @@ broker_exiting() {
 	[[ $pid =~ ^[0-9]+$ && -d /proc/$pid && -z $(proc_args "$pid") ]]
 }
 
-# wait_gone waits up to $1 seconds until no broker of the given cluster dirs runs, so their
+# wait_gone waits up to $1 seconds until no broker of the given broker dirs runs, so their
 # ports are free again.
 wait_gone() {
-	local deadline=$((SECONDS + $1)) cdir alive
+	local deadline=$((SECONDS + $1)) bdir alive
 	shift
 	while :; do
 		alive=0
-		for cdir in "$@"; do
-			if [[ -n $(cluster_pid "$cdir") ]] || broker_exiting "$cdir"; then
+		for bdir in "$@"; do
+			if [[ -n $(broker_pid "$bdir") ]] || broker_exiting "$bdir"; then
 				alive=1
 			fi
 		done
@@ -540,83 +682,111 @@ wait_gone() {
 	done
 }
 
-# stop_clusters stops the given cluster dirs in parallel: SIGTERM, up to STOP_TIMEOUT
-# seconds for a clean shutdown, then SIGKILL. With kill=1 it sends SIGKILL at once.
-stop_clusters() {
-	local kill=$1 cdir sig=TERM
+# stop_brokers stops the brokers of the given broker dirs in parallel: SIGTERM, up to
+# STOP_TIMEOUT seconds for a clean shutdown, then SIGKILL. With kill=1 it sends SIGKILL at
+# once.
+stop_brokers() {
+	local kill=$1 bdir sig=TERM
 	shift
 	[[ $# -gt 0 ]] || return 0
 	((kill)) && sig=KILL
-	for cdir in "$@"; do
-		signal_cluster "$cdir" "$sig"
+	for bdir in "$@"; do
+		signal_broker "$bdir" "$sig"
 	done
 	if ! wait_gone "$STOP_TIMEOUT" "$@"; then
-		for cdir in "$@"; do
-			if [[ -n $(cluster_pid "$cdir") ]]; then
-				info "cluster ${cdir##*/}: no clean shutdown within ${STOP_TIMEOUT}s, sending SIGKILL"
-				signal_cluster "$cdir" KILL
+		for bdir in "$@"; do
+			if [[ -n $(broker_pid "$bdir") ]]; then
+				info "$(broker_label "$bdir"): no clean shutdown within ${STOP_TIMEOUT}s, sending SIGKILL"
+				signal_broker "$bdir" KILL
 			fi
 		done
 		wait_gone 10 "$@" || die "a broker of $* still runs 10s after SIGKILL"
 	fi
-	for cdir in "$@"; do
-		rm -f "$cdir/pid"
+	for bdir in "$@"; do
+		rm -f "$bdir/pid"
 	done
 }
 
-# wait_ready waits for the brokers of the given cluster dirs. A broker that failed to bind
-# a port (another process took it after we picked it) is reformatted on new ports and
-# relaunched, up to BIND_RETRIES times. May relaunch only when $1 is "fresh".
+# all_node_dirs prints the broker dirs of every cluster dir given.
+all_node_dirs() {
+	local cdir
+	for cdir in "$@"; do
+		node_dirs "$cdir"
+	done
+}
+
+# wait_ready waits for the brokers of the given broker dirs. A broker that failed to bind a
+# port (another process took it after we picked it) has its whole cluster reformatted on new
+# ports and relaunched, up to BIND_RETRIES times. May relaunch only when $1 is "fresh".
 wait_ready() {
-	local fresh=$1 cdir name deadline bind attempts_var pending
+	local fresh=$1 bdir cdir label deadline bind tries pending
 	shift
 	declare -A attempts=()
 	deadline=$((SECONDS + KAFKA_START_TIMEOUT))
 	pending=("$@")
 	while [[ ${#pending[@]} -gt 0 ]]; do
 		local next=()
-		for cdir in "${pending[@]}"; do
-			name=${cdir##*/}
-			load_cluster "$cdir"
-			if broker_ready "$cdir" "$PORT"; then
-				info "cluster $name: ready on 127.0.0.1:$PORT"
+		local -A queued=()
+		for bdir in "${pending[@]}"; do
+			[[ -z ${queued[$bdir]:-} ]] || continue
+			label=$(broker_label "$bdir")
+			load_node "$bdir"
+			if broker_ready "$bdir" "$PORT"; then
+				info "$label: ready on 127.0.0.1:$PORT"
 				continue
 			fi
-			if [[ -z $(cluster_pid "$cdir") ]] && [[ -s $cdir/pid ]]; then
-				bind=$(bind_failure "$cdir")
-				attempts_var=${attempts[$name]:-0}
-				if [[ -n $bind && $fresh == fresh && $attempts_var -lt $BIND_RETRIES ]]; then
-					attempts[$name]=$((attempts_var + 1))
-					info "cluster $name: port $bind was taken after it was picked; retrying on new ports"
-					pick_ports "$cdir"
-					format_cluster "$cdir"
-					launch_broker "$cdir"
+			if [[ -z $(broker_pid "$bdir") ]] && [[ -s $bdir/pid ]]; then
+				bind=$(bind_failure "$bdir")
+				cdir=$(cluster_dir "$bdir")
+				tries=${attempts[$cdir]:-0}
+				if [[ -n $bind && $fresh == fresh && $tries -lt $BIND_RETRIES ]]; then
+					attempts[$cdir]=$((tries + 1))
+					info "$label: port $bind was taken after it was picked; retrying cluster ${cdir##*/} on new ports"
+					relaunch_cluster "$cdir"
 					deadline=$((SECONDS + KAFKA_START_TIMEOUT))
-					next+=("$cdir")
+					for bdir in "${NODE_DIRS[@]}"; do
+						next+=("$bdir")
+						queued[$bdir]=1
+					done
 					continue
 				fi
-				show_log "$cdir"
+				show_log "$bdir"
 				if [[ -n $bind ]]; then
-					FAILURE="cluster $name: port $bind is already in use (broker port $PORT, controller port $CONTROLLER_PORT): stop whatever listens on it"
+					FAILURE="$label: port $bind is already in use (broker port $PORT, controller port $CONTROLLER_PORT${EXTERNAL_PORT:+, external port $EXTERNAL_PORT}): stop whatever listens on it"
 				else
-					FAILURE="cluster $name: the broker exited during startup; see its logs above (in $cdir)"
+					FAILURE="$label: the broker exited during startup; see its logs above (in $bdir)"
 				fi
 				return 1
 			fi
-			next+=("$cdir")
+			next+=("$bdir")
+			queued[$bdir]=1
 		done
 		pending=("${next[@]+"${next[@]}"}")
 		[[ ${#pending[@]} -eq 0 ]] && break
 		if ((SECONDS >= deadline)); then
-			cdir=${pending[0]}
-			load_cluster "$cdir"
-			show_log "$cdir"
-			FAILURE="cluster ${cdir##*/}: broker did not start within ${KAFKA_START_TIMEOUT}s; port $PORT in use? (log: $cdir/server.log)"
+			bdir=${pending[0]}
+			load_node "$bdir"
+			show_log "$bdir"
+			FAILURE="$(broker_label "$bdir"): broker did not start within ${KAFKA_START_TIMEOUT}s; port $PORT in use? (log: $bdir/server.log)"
 			return 1
 		fi
 		sleep 0.2
 	done
 	return 0
+}
+
+# relaunch_cluster kills the brokers of cdir, picks new ports, formats and launches them
+# again; it leaves NODE_DIRS set to the cluster's broker dirs.
+relaunch_cluster() {
+	local cdir=$1 n bdir
+	load_cluster "$cdir"
+	n=$BROKERS
+	stop_brokers 1 "${NODE_DIRS[@]}"
+	pick_ports "$cdir" "$n"
+	format_cluster "$cdir"
+	for bdir in "${NODE_DIRS[@]}"; do
+		launch_broker "$bdir"
+	done
 }
 
 write_testbed_files() {
@@ -625,7 +795,7 @@ write_testbed_files() {
 	for name in $(cluster_names "$dir"); do
 		load_cluster "$dir/$name"
 		upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
-		echo "KAFKA_${upper}_BOOTSTRAP=127.0.0.1:$PORT" >>"$dir/clusters.env.tmp"
+		echo "KAFKA_${upper}_BOOTSTRAP=$BOOTSTRAP" >>"$dir/clusters.env.tmp"
 		if [[ -z $first ]]; then first=$name; elif [[ -z $second ]]; then second=$name; fi
 	done
 	mv -f "$dir/clusters.env.tmp" "$dir/clusters.env"
@@ -636,7 +806,7 @@ write_testbed_files() {
 		echo "clusters = $first, $second"
 		for cdir in "$dir/$first" "$dir/$second"; do
 			load_cluster "$cdir"
-			echo "${cdir##*/}.bootstrap.servers = 127.0.0.1:$PORT"
+			echo "${cdir##*/}.bootstrap.servers = $BOOTSTRAP"
 		done
 		echo "$first->$second.enabled = true"
 		cat <<'EOF'
@@ -662,31 +832,72 @@ FORMAT_PIDS=()
 # abort_start is the EXIT trap of a start that has not finished: it ends the formatting
 # still running and kills the brokers launched so far.
 abort_start() {
-	local cdir i
+	local bdir i bdirs=()
 	[[ ${#START_CDIRS[@]} -gt 0 ]] || return 0
 	info "start did not finish: killing the clusters it launched"
 	if [[ ${#FORMAT_PIDS[@]} -gt 0 ]]; then
 		kill "${FORMAT_PIDS[@]}" 2>/dev/null || true
 		wait "${FORMAT_PIDS[@]}" 2>/dev/null || true
 	fi
+	mapfile -t bdirs < <(all_node_dirs "${START_CDIRS[@]}")
 	# A broker launched just before the signal may not have written its pid file yet.
-	for cdir in "${START_CDIRS[@]}"; do
+	for bdir in "${bdirs[@]}"; do
 		for ((i = 0; i < 20; i++)); do
-			[[ ! -f $cdir/log.offsets || -s $cdir/pid ]] && break
+			[[ ! -f $bdir/log.offsets || -s $bdir/pid ]] && break
 			sleep 0.05
 		done
 	done
-	stop_clusters 1 "${START_CDIRS[@]}"
+	stop_brokers 1 "${bdirs[@]}"
+}
+
+# parse_brokers sets BROKER_COUNTS (one count per cluster) from --brokers SPEC: one number
+# for every cluster, or a comma-separated list with one number per cluster.
+parse_brokers() {
+	local spec=$1 n=$2 i
+	local -a counts=()
+	IFS=',' read -r -a counts <<<"$spec"
+	if [[ ${#counts[@]} -eq 1 ]]; then
+		for ((i = 1; i < n; i++)); do
+			counts+=("${counts[0]}")
+		done
+	fi
+	[[ ${#counts[@]} -eq $n ]] || usage_error "--brokers '$spec' gives ${#counts[@]} counts for $n cluster(s): give one number, or one per cluster such as 1,1,3"
+	for i in "${counts[@]}"; do
+		[[ $i =~ ^[1-9]$ ]] || usage_error "--brokers: a cluster has 1 to 9 brokers, not '$i'"
+	done
+	BROKER_COUNTS=("${counts[@]}")
+}
+
+# parse_external records --external NAME[:ID]=PORT in EXTERNAL_ADV.
+parse_external() {
+	local spec=$1 node port
+	[[ $spec =~ ^([a-z])(:([1-9]))?=([0-9]+)$ ]] || usage_error "--external '$spec' must look like a=40001 or c:2=40003 (cluster, broker id, advertised port)"
+	node=${BASH_REMATCH[1]}:${BASH_REMATCH[3]:-1}
+	port=${BASH_REMATCH[4]}
+	((port >= 1 && port <= 65535)) || usage_error "--external '$spec': $port is not a port"
+	[[ -z ${EXTERNAL_ADV[$node]:-} ]] || usage_error "--external: broker $node is given twice"
+	EXTERNAL_ADV[$node]=$port
+	# Never hand the advertised port out as one of the brokers' own.
+	USED_PORTS+="$port "
 }
 
 cmd_start() {
-	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir
+	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node
+	local -a externals=() bdirs=()
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		-n) [[ $# -ge 2 ]] || usage_error "-n needs a number"; n=$2; shift 2 ;;
 		-d) [[ $# -ge 2 ]] || usage_error "-d needs a directory"; dir=$2; shift 2 ;;
 		--heap) [[ $# -ge 2 ]] || usage_error "--heap needs a size"; heap=$2; shift 2 ;;
 		--owner) [[ $# -ge 2 ]] || usage_error "--owner needs a pid"; owner=$2; shift 2 ;;
+		--brokers) [[ $# -ge 2 ]] || usage_error "--brokers needs a count"; brokers=$2; shift 2 ;;
+		--external) [[ $# -ge 2 ]] || usage_error "--external needs NAME[:ID]=PORT"; externals+=("$2"); shift 2 ;;
+		--set)
+			[[ $# -ge 2 ]] || usage_error "--set needs KEY=VALUE"
+			[[ $2 =~ ^[a-zA-Z0-9._-]+=[^[:cntrl:]]*$ ]] || usage_error "--set '$2' must look like log.cleaner.backoff.ms=1000"
+			EXTRA_PROPS+=("$2")
+			shift 2
+			;;
 		*) usage_error "start: unknown argument '$1'" ;;
 		esac
 	done
@@ -697,6 +908,16 @@ cmd_start() {
 	check_heap "$heap"
 	KAFKA_HEAP=$heap
 	[[ $KAFKA_START_TIMEOUT =~ ^[0-9]+$ ]] || usage_error "KAFKA_START_TIMEOUT must be whole seconds, not '$KAFKA_START_TIMEOUT'"
+	parse_brokers "$brokers" "$n"
+	local letters=abcdefghijklmnopqrstuvwxyz cdirs=()
+	for i in "${externals[@]+"${externals[@]}"}"; do
+		parse_external "$i"
+	done
+	for node in "${!EXTERNAL_ADV[@]}"; do
+		i=$(($(printf '%d' "'${node%%:*}") - 97))
+		((i < n)) || usage_error "--external $node: there is no cluster ${node%%:*} among the $n cluster(s)"
+		((${node##*:} <= BROKER_COUNTS[i])) || usage_error "--external $node: cluster ${node%%:*} has ${BROKER_COUNTS[i]} broker(s)"
+	done
 	check_version
 	need_tool java
 	cmd_fetch
@@ -714,7 +935,6 @@ cmd_start() {
 		echo "$dir" >"$(last_dir_file)"
 	fi
 
-	local letters=abcdefghijklmnopqrstuvwxyz cdirs=()
 	for ((i = 0; i < n; i++)); do
 		cdirs+=("$dir/${letters:i:1}")
 	done
@@ -724,12 +944,12 @@ cmd_start() {
 	trap abort_start EXIT
 	trap 'exit 130' INT TERM
 
-	# Ports are picked here, in this shell, so no two clusters get the same one. Formatting
+	# Ports are picked here, in this shell, so no two brokers get the same one. Formatting
 	# and launching then run in parallel, as each is a JVM start of a few seconds.
 	# Brokers are launched by this shell only, so abort_start knows every one of them.
 	local fmt_failed=0
-	for cdir in "${cdirs[@]}"; do
-		pick_ports "$cdir"
+	for ((i = 0; i < n; i++)); do
+		pick_ports "${cdirs[i]}" "${BROKER_COUNTS[i]}"
 	done
 	for cdir in "${cdirs[@]}"; do
 		(format_cluster "$cdir") </dev/null &
@@ -741,16 +961,18 @@ cmd_start() {
 	FORMAT_PIDS=()
 
 	FAILURE=""
+	mapfile -t bdirs < <(all_node_dirs "${cdirs[@]}")
 	if ((fmt_failed)); then
 		FAILURE="could not format every cluster (see the messages above)"
 	else
-		for cdir in "${cdirs[@]}"; do
-			launch_broker "$cdir"
+		for bdir in "${bdirs[@]}"; do
+			launch_broker "$bdir"
 		done
-		wait_ready fresh "${cdirs[@]}" || true
+		wait_ready fresh "${bdirs[@]}" || true
 	fi
 	if [[ -n $FAILURE ]]; then
-		stop_clusters 0 "${cdirs[@]}"
+		mapfile -t bdirs < <(all_node_dirs "${cdirs[@]}")
+		stop_brokers 0 "${bdirs[@]}"
 		START_CDIRS=()
 		die "$FAILURE; stopped every cluster of $dir (kept for its logs)"
 	fi
@@ -762,13 +984,23 @@ cmd_start() {
 	fi
 	for cdir in "${cdirs[@]}"; do
 		load_cluster "$cdir"
-		echo "${cdir##*/} 127.0.0.1:$PORT $cdir"
+		echo "${cdir##*/} $BOOTSTRAP $cdir"
+	done
+	# Brokers of clusters with several brokers or an external listener get a line each.
+	for cdir in "${cdirs[@]}"; do
+		load_cluster "$cdir"
+		for bdir in "${NODE_DIRS[@]}"; do
+			load_node "$bdir"
+			if ((BROKERS > 1)) || [[ -n $EXTERNAL_PORT ]]; then
+				echo "node ${cdir##*/}:$NODE_ID 127.0.0.1:$PORT ${EXTERNAL_PORT:+127.0.0.1:}${EXTERNAL_PORT:--} ${ADVERTISED_PORT:+127.0.0.1:}${ADVERTISED_PORT:--} $bdir"
+			fi
+		done
 	done
 	echo "$dir"
 }
 
 cmd_stop() {
-	local dir="" keep=0 cdirs=() name pid
+	local dir="" keep=0 cdirs=() bdirs=() name pid
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		-d) [[ $# -ge 2 ]] || usage_error "-d needs a directory"; dir=$2; shift 2 ;;
@@ -785,7 +1017,10 @@ cmd_stop() {
 	for name in $(cluster_names "$dir"); do
 		cdirs+=("$dir/$name")
 	done
-	stop_clusters 0 "${cdirs[@]+"${cdirs[@]}"}"
+	if [[ ${#cdirs[@]} -gt 0 ]]; then
+		mapfile -t bdirs < <(all_node_dirs "${cdirs[@]}")
+	fi
+	stop_brokers 0 "${bdirs[@]+"${bdirs[@]}"}"
 	# The owner watchdog has nothing left to guard (unless it is the one stopping).
 	if [[ -f $dir/watch.pid ]]; then
 		pid=$(<"$dir/watch.pid")
@@ -806,15 +1041,17 @@ cmd_stop() {
 	fi
 }
 
-# parse_one_cluster parses [-d DIR] NAME [--kill] into DIR, CDIR and KILL.
+# parse_one_cluster parses [-d DIR] NAME [--node ID] [--kill] into DIR, CDIR, KILL and
+# BDIRS (the broker dirs to act on: every broker of the cluster, or broker ID).
 parse_one_cluster() {
-	local cmd=$1 allow_kill=$2 name=""
+	local cmd=$1 allow_kill=$2 name="" node=""
 	shift 2
 	DIR="" KILL=0
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		-d) [[ $# -ge 2 ]] || usage_error "-d needs a directory"; DIR=$2; shift 2 ;;
 		--kill) ((allow_kill)) || usage_error "$cmd: unknown argument '--kill'"; KILL=1; shift ;;
+		--node) [[ $# -ge 2 ]] || usage_error "--node needs a broker id"; node=$2; shift 2 ;;
 		-*) usage_error "$cmd: unknown argument '$1'" ;;
 		*) [[ -z $name ]] || usage_error "$cmd: one cluster NAME, not '$name' and '$1'"; name=$1; shift ;;
 		esac
@@ -827,39 +1064,63 @@ parse_one_cluster() {
 	load_testbed "$DIR"
 	CDIR=$DIR/$name
 	load_cluster "$CDIR"
+	BDIRS=("${NODE_DIRS[@]}")
+	if [[ -n $node ]]; then
+		[[ $node =~ ^[1-9]$ ]] && ((node <= BROKERS)) || usage_error "$cmd: cluster $name has broker ids 1 to $BROKERS, not '$node'"
+		BDIRS=("${NODE_DIRS[node - 1]}")
+	fi
+}
+
+# what_brokers describes BDIRS of parse_one_cluster in messages.
+what_brokers() {
+	if [[ ${#BDIRS[@]} -eq 1 ]]; then broker_label "${BDIRS[0]}"; else echo "cluster ${CDIR##*/} (${#BDIRS[@]} brokers)"; fi
 }
 
 cmd_stop_broker() {
 	parse_one_cluster stop-broker 1 "$@"
-	stop_clusters "$KILL" "$CDIR"
+	stop_brokers "$KILL" "${BDIRS[@]}"
 	if ((KILL)); then
-		info "cluster ${CDIR##*/}: killed"
+		info "$(what_brokers): killed"
 	else
-		info "cluster ${CDIR##*/}: stopped"
+		info "$(what_brokers): stopped"
 	fi
 }
 
 cmd_start_broker() {
 	parse_one_cluster start-broker 0 "$@"
-	local pid port
-	pid=$(cluster_pid "$CDIR")
-	[[ -z $pid ]] || die "cluster ${CDIR##*/} is already running (pid $pid): stop it first with '$PROG stop-broker -d $DIR ${CDIR##*/}'"
-	cmd_fetch
-	for port in "$PORT" "$CONTROLLER_PORT"; do
-		port_free "$port" || die "cluster ${CDIR##*/}: port $port is in use, so the broker cannot restart on its old port: stop whatever listens on 127.0.0.1:$port"
+	local pid port bdir label
+	for bdir in "${BDIRS[@]}"; do
+		label=$(broker_label "$bdir")
+		pid=$(broker_pid "$bdir")
+		[[ -z $pid ]] || die "$label is already running (pid $pid): stop it first with '$PROG stop-broker -d $DIR ${CDIR##*/}'"
 	done
-	launch_broker "$CDIR"
+	cmd_fetch
+	for bdir in "${BDIRS[@]}"; do
+		label=$(broker_label "$bdir")
+		load_node "$bdir"
+		for port in "$PORT" "$CONTROLLER_PORT" ${EXTERNAL_PORT:+"$EXTERNAL_PORT"}; do
+			port_free "$port" || die "$label: port $port is in use, so the broker cannot restart on its old port: stop whatever listens on 127.0.0.1:$port"
+		done
+	done
+	# Launch them all before waiting: a broker of several needs a controller quorum to start.
+	for bdir in "${BDIRS[@]}"; do
+		launch_broker "$bdir"
+	done
 	FAILURE=""
-	if ! wait_ready restart "$CDIR"; then
-		stop_clusters 0 "$CDIR"
+	if ! wait_ready restart "${BDIRS[@]}"; then
+		stop_brokers 0 "${BDIRS[@]}"
 		die "$FAILURE"
 	fi
 }
 
 cmd_restart_broker() {
 	parse_one_cluster restart-broker 1 "$@"
-	stop_clusters "$KILL" "$CDIR"
-	cmd_start_broker -d "$DIR" "${CDIR##*/}"
+	local args=(-d "$DIR" "${CDIR##*/}")
+	stop_brokers "$KILL" "${BDIRS[@]}"
+	if [[ ${#BDIRS[@]} -eq 1 && $BROKERS -gt 1 ]]; then
+		args+=(--node "${BDIRS[0]##*/}")
+	fi
+	cmd_start_broker "${args[@]}"
 }
 
 # cmd_watch is the owner watchdog: it stops the test bed (keeping its logs) once the owner
