@@ -419,8 +419,9 @@ func (l *loader) workerKey(t, k string) *entry {
 }
 
 // crossChecks applies MM2's connector validation (spec §1.8) to an enabled
-// flow.
+// flow, and Strait's own rules for the data it copies.
 func (l *loader) crossChecks(f *Flow, cc props) {
+	l.checkDataAcks(f)
 	if !f.EmitCheckpointsEnabled && !f.SyncGroupOffsetsEnabled {
 		if e := cc["emit.checkpoints.enabled"]; e != nil {
 			l.rep.errorf(e.origin(), "MM2 (3.9+) rejects flow %s when it neither emits checkpoints nor syncs group offsets: remove the key; to checkpoint no group, give the flow an empty group list instead (%s.groups =)",
@@ -442,5 +443,35 @@ func (l *loader) crossChecks(f *Flow, cc props) {
 			l.rep.errorf(o, "exactly.once.support = required needs the source consumer to read committed data, but isolation.level is %q (set by %q on line %d): set %s.consumer.isolation.level = read_committed",
 				p.Display(), p.Origin.Key, p.Origin.Line, f.Source)
 		}
+	}
+}
+
+// checkDataAcks requires acks = all for the producer of an enabled flow's
+// data (MM2's default). Strait stores progress on the target's
+// acknowledgement: with acks = 1 a leader change can lose acknowledged
+// records, and with acks = 0 there is no acknowledgement (nor target offset)
+// at all. The flow's offset index, checkpoints and heartbeats share this
+// producer's settings. Producers that write only heartbeats (into a target
+// no enabled flow writes to) or offset syncs on the source keep the file's
+// acks, as in MM2: those records are rewritten periodically and a lost one
+// loses no data.
+//
+// enable.idempotence = false is allowed: without idempotence a retry may
+// write a record twice, which is a duplicate, never a loss, and the offset
+// index records where the last copy landed.
+func (l *loader) checkDataAcks(f *Flow) {
+	p, ok := f.TargetProducer.Prop("acks")
+	if !ok {
+		return
+	}
+	const fix = "set acks = all (or -1, MM2's default), or remove the key"
+	switch strings.ToLower(p.Value.Reveal()) {
+	case "all", "-1":
+	case "1":
+		l.rep.errorf(p.Origin, "acks = 1 is not allowed for replicated data: the target's leader acknowledges alone, so a leader change can lose records after Strait stored its progress past them; %s", fix)
+	case "0":
+		l.rep.errorf(p.Origin, "acks = 0 is not allowed for replicated data: the target acknowledges nothing, so Strait could neither know that records were written nor where; %s", fix)
+	default:
+		l.rep.errorf(p.Origin, "value %q is not valid: replicated data needs acks = all (or -1, MM2's default); set it to all, or remove the key", p.Display())
 	}
 }

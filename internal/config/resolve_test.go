@@ -137,6 +137,11 @@ func TestClientPrecedence(t *testing.T) {
 			role: sourceProducer, key: "acks", want: "1", wantFrom: "A.producer.acks",
 		},
 		{
+			name: "acks = all for one flow's data beats the target's acks = 1",
+			src:  base + "B.producer.acks = 1\nA->B.producer.override.acks = all\nemit.heartbeats.enabled = false\n",
+			role: targetProducer, key: "acks", want: "all", wantFrom: "A->B.producer.override.acks",
+		},
+		{
 			name: "admin.timeout.ms is a connector key, not an admin key",
 			src:  base + "admin.timeout.ms = 1000\n",
 			role: sourceAdmin, key: "timeout.ms", want: "",

@@ -38,9 +38,12 @@ type Settings struct {
 	// ReadCommitted is true unless the file sets isolation.level=read_uncommitted.
 	// Strait's default is read_committed so aborted data is never copied.
 	ReadCommitted bool
-	// Acks as written ("all", "-1", "1", "0"); "all" by default.
+	// Acks is "all" (for "all" or "-1", and by default), "1" or "0". The
+	// config allows only "all" for the producer of replicated data.
 	Acks string
 	// Idempotent is false only when enable.idempotence=false or acks != all.
+	// Without it the data producer keeps one request in flight and a retry
+	// may duplicate a record (never lose one).
 	Idempotent bool
 	// Compression is compression.type ("" when unset: Strait then uses none
 	// on the record path, as the Java producer does).
@@ -101,9 +104,10 @@ func mapClient(role Role, c config.Client) (Mapped, []Problem) {
 	}
 	s := &x.m.Settings
 	if role == Producer && s.Acks != "all" {
-		if s.Idempotent {
-			x.m.Warnings = append(x.m.Warnings, config.Warning{Message: fmt.Sprintf("acks=%s disables the idempotent producer: retries may duplicate records", s.Acks)})
-		}
+		// Kafka's idempotent producer needs acks=all. The config refuses
+		// any other acks for replicated data; only the producers of
+		// heartbeats and source offset syncs, which are not idempotent
+		// anyway, can get here.
 		s.Idempotent = false
 	}
 	if role == Producer && s.BufferBytes == 0 {

@@ -37,7 +37,11 @@ func TestMap(t *testing.T) {
 				return s.Compression == "zstd" && s.BufferBytes == 67108864 && s.Idempotent
 			}},
 		{name: "acks=1 disables idempotence", role: Producer, props: []string{"acks", "1"},
-			want: func(s Settings) bool { return !s.Idempotent && s.Acks == "1" }, warnWith: "disables the idempotent producer"},
+			want: func(s Settings) bool { return !s.Idempotent && s.Acks == "1" }},
+		{name: "acks=-1 is all", role: Producer, props: []string{"acks", "-1"},
+			want: func(s Settings) bool { return s.Idempotent && s.Acks == "all" }},
+		{name: "enable.idempotence=false keeps acks=all", role: Producer, props: []string{"enable.idempotence", "false"},
+			want: func(s Settings) bool { return !s.Idempotent && s.Acks == "all" }, warnWith: "retries may duplicate records"},
 		{name: "in-flight with idempotence is left to franz-go", role: Producer, props: []string{"max.in.flight.requests.per.connection", "5"}, warnWith: "managed by franz-go"},
 		{name: "too many in flight for idempotence", role: Producer, props: []string{"max.in.flight.requests.per.connection", "6"}, errWith: "at most 5"},
 		{name: "batch.size has no equivalent", role: Producer, props: []string{"batch.size", "16384"}, warnWith: "batch.size has no franz-go equivalent"},
