@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"strait/internal/policy"
 )
 
 // MM2's defaults for the filter lists (spec §1.6).
@@ -233,8 +235,20 @@ func (r *flowReader) regexList(key string, def []string) []string {
 		}
 		return fmt.Sprintf("%q", s)
 	}
-	for _, msg := range checkRegexList(list, show) {
+	msgs := checkRegexList(list, show)
+	for _, msg := range msgs {
 		r.errorf(e, "%s", msg)
+	}
+	if len(msgs) == 0 {
+		// The daemon compiles the list with internal/policy, which also
+		// refuses what Go and Java read differently: refuse it here too.
+		if _, err := policy.CompilePattern(list); err != nil {
+			if e.secret {
+				r.errorf(e, "a regex in [redacted] is read differently by Java and by Strait's Go regex engine (RE2): check the value where it is defined")
+			} else {
+				r.errorf(e, "%v", err)
+			}
+		}
 	}
 	return list
 }
@@ -267,7 +281,8 @@ func (r *flowReader) policyClass() string {
 		r.l.rep.warnf(e.origin(), "MM2 loads the policy by its full class name: write %s so the file also works with MM2", full)
 		return full
 	}
-	r.errorf(e, "unknown replication policy class %s: Strait supports only %s and %s", e.show(), DefaultPolicyClass, IdentityPolicyClass)
+	r.errorf(e, "unknown replication policy class %s: Strait implements only %s and %s (a custom Java policy cannot run in Strait); set one of them, or remove the key for the default",
+		e.show(), DefaultPolicyClass, IdentityPolicyClass)
 	return DefaultPolicyClass
 }
 

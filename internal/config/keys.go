@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"strings"
+
+	"strait/internal/policy"
 )
 
 // This file holds the names MM2, Connect and the Kafka clients understand,
@@ -265,10 +267,11 @@ var classKeys = map[string]struct {
 	"forwarding.admin.class":       {"org.apache.kafka.clients.admin.ForwardingAdmin", false},
 }
 
-// Replication policy classes Strait implements (spec §3).
+// Replication policy classes Strait implements (spec §3), as internal/policy
+// names them.
 const (
-	DefaultPolicyClass  = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
-	IdentityPolicyClass = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+	DefaultPolicyClass  = policy.DefaultClass
+	IdentityPolicyClass = policy.IdentityClass
 )
 
 // isSecretKey reports whether a key holds a credential (Kafka's PASSWORD

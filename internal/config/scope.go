@@ -158,6 +158,10 @@ func (l *loader) scanClusterKey(e *entry) bool {
 	}
 	rest := e.key[len(alias)+1:]
 	switch {
+	case rest == "transforms" || strings.HasPrefix(rest, "transforms."):
+		// MM2 ignores transforms per cluster, but whoever wrote them
+		// wanted records changed: refuse them as at any other scope.
+		l.checkTransforms(e, rest)
 	case connectionKeys[rest], workerKeys[rest], hasAnyPrefix(rest, workerKeyPrefixes):
 		// Connection keys reach every client; worker keys configure the
 		// herders whose target is alias.
@@ -244,9 +248,11 @@ func (l *loader) checkConnectorKey(e *entry, k string) {
 			k, whitelistAliases[k], whitelistAliases[k], whitelistAliases[k])
 	case removedKeys[k] != "":
 		l.rep.warnf(e.origin(), "%s was removed in Kafka 4.0 (%s); it is ignored", k, removedKeys[k])
-	case k == "transforms" || k == "predicates" || strings.HasPrefix(k, "transforms.") || strings.HasPrefix(k, "predicates."):
+	case k == "transforms" || strings.HasPrefix(k, "transforms."):
+		l.checkTransforms(e, k)
+	case k == "predicates" || strings.HasPrefix(k, "predicates."):
 		if e.trimmed() != "" {
-			l.rep.warnf(e.origin(), "Strait does not run Connect transforms or predicates: records are copied unchanged")
+			l.rep.warnf(e.origin(), "has no effect: predicates only choose the records a Connect transform applies to, and Strait runs no transforms; remove the key")
 		}
 	case k == "replication.policy.internal.topic.separator.enabled":
 		l.checkRawBool(e)
@@ -260,6 +266,39 @@ func (l *loader) checkConnectorKey(e *entry, k string) {
 			}
 		}
 	}
+}
+
+// checkTransforms refuses Connect transforms (SMTs): they change records,
+// and Strait copies every record unchanged. An empty transforms list is
+// no transforms, as in Connect.
+func (l *loader) checkTransforms(e *entry, k string) {
+	const notSupported = "Connect transforms are not supported: "
+	if k == "transforms" {
+		names := parseList(e.trimmed())
+		if len(names) == 0 {
+			return
+		}
+		what := "transform " + e.show()
+		if !e.secret {
+			quoted := make([]string, len(names))
+			for i, n := range names {
+				quoted[i] = fmt.Sprintf("%q", n)
+			}
+			what = "transform " + quoted[0]
+			if len(quoted) > 1 {
+				what = "transforms " + strings.Join(quoted, ", ")
+			}
+		}
+		l.rep.errorf(e.origin(), "%sStrait copies every record unchanged and cannot run %s; remove the key and its transforms.* settings (a flow that needs transforms must stay on MM2)",
+			notSupported, what)
+		return
+	}
+	name, prop, _ := strings.Cut(strings.TrimPrefix(k, "transforms."), ".")
+	class := ""
+	if prop == "type" {
+		class = fmt.Sprintf(" (class %s)", e.show())
+	}
+	l.rep.errorf(e.origin(), "%sStrait cannot run transform %q%s; remove the key", notSupported, name, class)
 }
 
 // checkRawBool warns when whitespace makes Java's untrimmed
