@@ -3,6 +3,7 @@ package kafkatest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +14,105 @@ import (
 // topicReadyTimeout bounds the wait for a new topic's partitions to have leaders.
 const topicReadyTimeout = 30 * time.Second
 
+// Cluster is one running Kafka cluster: one broker, or several (Options.Brokers).
+type Cluster struct {
+	// Name is the cluster's letter: a, b, c, ...
+	Name string
+	// Bootstrap is every broker's host:port, comma-separated (one for a one-broker cluster).
+	// Clients of these addresses reach the brokers directly, never through a Proxy.
+	Bootstrap string
+	// Dir holds the cluster's config, data and server.log (for several brokers, each in a
+	// dir of its own: Broker.Dir); empty for an external cluster.
+	Dir string
+	// Brokers are the cluster's brokers, by id (1, 2, ...).
+	Brokers []*Broker
+
+	env *Env
+}
+
+// Broker is one broker (a combined KRaft broker and controller) of a Cluster.
+type Broker struct {
+	// ID is the broker's node.id.
+	ID int32
+	// Addr is the broker's own listener, never proxied: the address the brokers replicate
+	// on and test tools should use.
+	Addr string
+	// Dir holds the broker's server.properties, server.log and its log dir (Dir/data).
+	Dir string
+	// Proxy is the fault proxy in front of the broker's EXTERNAL listener; nil unless the
+	// env was started with Options.Proxies.
+	Proxy *Proxy
+
+	external string // the EXTERNAL listener the proxy forwards to
+	cluster  *Cluster
+}
+
+// Seeds returns Bootstrap as a list, for kgo.SeedBrokers.
+func (c *Cluster) Seeds() []string { return strings.Split(c.Bootstrap, ",") }
+
+// ProxyBootstrap returns the addresses of the brokers' proxies, comma-separated: clients
+// that bootstrap from them learn the proxies' addresses from metadata, so every connection
+// they make goes through a Proxy. It is empty without Options.Proxies.
+func (c *Cluster) ProxyBootstrap() string {
+	var addrs []string
+	for _, b := range c.Brokers {
+		if b.Proxy != nil {
+			addrs = append(addrs, b.Proxy.Addr())
+		}
+	}
+	return strings.Join(addrs, ",")
+}
+
+func (c *Cluster) proxied() bool { return len(c.Brokers) > 0 && c.Brokers[0].Proxy != nil }
+
+// Proxies returns the proxies of every broker, in broker order; nil without Options.Proxies.
+func (c *Cluster) Proxies() []*Proxy {
+	var out []*Proxy
+	for _, b := range c.Brokers {
+		if b.Proxy != nil {
+			out = append(out, b.Proxy)
+		}
+	}
+	return out
+}
+
+// Broker returns the broker with the given node id, failing the test if there is none.
+func (c *Cluster) Broker(t testing.TB, id int32) *Broker {
+	t.Helper()
+	for _, b := range c.Brokers {
+		if b.ID == id {
+			return b
+		}
+	}
+	t.Fatalf("cluster %s has no broker %d", c.Name, id)
+	return nil
+}
+
+// Leader returns the broker that leads partition of topic now, failing the test if it has
+// no leader within topicReadyTimeout.
+func (c *Cluster) Leader(t testing.TB, topic string, partition int32) *Broker {
+	t.Helper()
+	adm := c.Admin(t)
+	var leader int32 = -1
+	Eventually(t, topicReadyTimeout, func() error {
+		md, err := adm.Metadata(t.Context(), topic)
+		if err != nil {
+			return err
+		}
+		p, ok := md.Topics[topic].Partitions[partition]
+		if !ok || p.Err != nil || p.Leader < 0 {
+			return fmt.Errorf("partition %d of %q on cluster %s has no leader (%v)", partition, topic, c.Name, p.Err)
+		}
+		leader = p.Leader
+		return nil
+	})
+	return c.Broker(t, leader)
+}
+
 // Client returns a client of the cluster with opts added, closed when the test ends.
 func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, opts...)...)
 	if err != nil {
 		t.Fatalf("creating a client of cluster %s (%s): %v", c.Name, c.Bootstrap, err)
 		return nil
@@ -35,10 +131,16 @@ func (c *Cluster) Admin(t testing.TB) *kadm.Client {
 // a leader, so the test can produce to it at once. It fails the test on any error.
 func (c *Cluster) CreateTopic(t testing.TB, name string, partitions int32, configs map[string]*string) {
 	t.Helper()
+	c.CreateReplicatedTopic(t, name, partitions, 1, configs)
+}
+
+// CreateReplicatedTopic is CreateTopic with replication factor rf.
+func (c *Cluster) CreateReplicatedTopic(t testing.TB, name string, partitions int32, rf int16, configs map[string]*string) {
+	t.Helper()
 	adm := c.Admin(t)
 	ctx, cancel := context.WithTimeout(t.Context(), topicReadyTimeout)
 	defer cancel()
-	if _, err := adm.CreateTopic(ctx, partitions, 1, configs, name); err != nil {
+	if _, err := adm.CreateTopic(ctx, partitions, rf, configs, name); err != nil {
 		t.Fatalf("creating topic %q with %d partitions on cluster %s: %v", name, partitions, c.Name, err)
 		return
 	}
@@ -68,11 +170,11 @@ func (c *Cluster) CreateTopic(t testing.TB, name string, partitions int32, confi
 // ReadAll reads the topic from its start to its end offsets as of the call; see ReadAll.
 func (c *Cluster) ReadAll(t testing.TB, topic string, isolation kgo.IsolationLevel) [][]*kgo.Record {
 	t.Helper()
-	return ReadAll(t, []string{c.Bootstrap}, topic, isolation)
+	return ReadAll(t, c.Seeds(), topic, isolation)
 }
 
-// StopBroker stops the cluster's broker: a clean shutdown (SIGTERM), or with kill a
-// SIGKILL to its process group. Data and ports are kept for StartBroker. The test is
+// StopBroker stops the cluster's brokers (all of them): a clean shutdown (SIGTERM), or with
+// kill a SIGKILL to each process group. Data and ports are kept for StartBroker. The test is
 // skipped for external clusters, which are not the test bed's to stop.
 func (c *Cluster) StopBroker(t testing.TB, kill bool) {
 	t.Helper()
@@ -83,8 +185,8 @@ func (c *Cluster) StopBroker(t testing.TB, kill bool) {
 	c.script(t, args...)
 }
 
-// StartBroker starts the cluster's stopped broker again, on the same ports and data, and
-// returns once it serves requests.
+// StartBroker starts the cluster's stopped brokers again, on the same ports and data, and
+// returns once they serve requests.
 func (c *Cluster) StartBroker(t testing.TB) {
 	t.Helper()
 	c.script(t, "start-broker", "-d", c.env.Dir, c.Name)
@@ -98,6 +200,32 @@ func (c *Cluster) RestartBroker(t testing.TB, kill bool) {
 		args = append(args, "--kill")
 	}
 	c.script(t, args...)
+}
+
+// Stop stops this broker alone, as StopBroker does.
+func (b *Broker) Stop(t testing.TB, kill bool) {
+	t.Helper()
+	args := []string{"stop-broker", "-d", b.cluster.env.Dir, b.cluster.Name, "--node", fmt.Sprint(b.ID)}
+	if kill {
+		args = append(args, "--kill")
+	}
+	b.cluster.script(t, args...)
+}
+
+// Start starts this stopped broker again and returns once it serves requests.
+func (b *Broker) Start(t testing.TB) {
+	t.Helper()
+	b.cluster.script(t, "start-broker", "-d", b.cluster.env.Dir, b.cluster.Name, "--node", fmt.Sprint(b.ID))
+}
+
+// Restart is Stop then Start.
+func (b *Broker) Restart(t testing.TB, kill bool) {
+	t.Helper()
+	args := []string{"restart-broker", "-d", b.cluster.env.Dir, b.cluster.Name, "--node", fmt.Sprint(b.ID)}
+	if kill {
+		args = append(args, "--kill")
+	}
+	b.cluster.script(t, args...)
 }
 
 func (c *Cluster) script(t testing.TB, args ...string) {

@@ -9,7 +9,9 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 2, &env)) }
 //
-// Tests then share env.Clusters and keep out of each other's way with Name.
+// Tests then share env.Clusters and keep out of each other's way with Name. RunWith starts
+// clusters of several brokers, with a fault proxy in front of every broker (Options).
+// Both check that the package's tests left no goroutine running.
 package kafkatest
 
 import (
@@ -18,17 +20,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
 )
 
 // BootstrapsEnv names the environment variable that points Run at clusters that already
@@ -55,33 +63,60 @@ type Env struct {
 
 	script   string // path of scripts/kafka.sh
 	external bool   // clusters from BootstrapsEnv: never stopped or restarted
+	proxies  []*Proxy
 }
 
-// Cluster is one running single-node Kafka cluster.
-type Cluster struct {
-	// Name is the cluster's letter: a, b, c, ...
-	Name string
-	// Bootstrap is the broker's host:port.
-	Bootstrap string
-	// Dir holds the cluster's config, data and server.log; empty for an external cluster.
-	Dir string
-
-	env *Env
+// Options says what RunWith starts.
+type Options struct {
+	// Clusters is the number of clusters, named a, b, c, ...
+	Clusters int
+	// Brokers holds the number of brokers of each cluster, in order; a missing entry or 0
+	// means one broker. Every broker is a combined KRaft broker and controller, so a cluster
+	// of 3 keeps its controller quorum with one broker down; its internal topics have
+	// replication factor 3 and min.insync.replicas 2.
+	Brokers []int
+	// Proxies puts a Proxy in front of every broker, on an EXTERNAL listener the broker
+	// advertises at the proxy's address (Broker.Proxy, Cluster.ProxyBootstrap).
+	Proxies bool
+	// Heap is every broker's maximum heap, such as "384m"; empty means kafka.sh's default.
+	Heap string
+	// BrokerConfig holds settings added to every broker's server.properties.
+	BrokerConfig map[string]string
+	// NoLeakCheck turns off the check that the tests left no goroutine behind.
+	NoLeakCheck bool
 }
 
-// Run starts n Kafka clusters with scripts/kafka.sh, runs the package's tests against them
-// and stops them again. It returns the exit code for os.Exit. The clusters' dir is kept
-// when a test failed, so their logs can be read. A test bed that cannot start fails the
-// tests: there is no silent skip. With BootstrapsEnv set, Run uses those clusters instead
-// and leaves them running.
+// Run starts n single-broker Kafka clusters with scripts/kafka.sh, runs the package's tests
+// against them and stops them again; see RunWith.
 func Run(m *testing.M, n int, env **Env) int {
-	e, err := setUp(n)
+	return RunWith(m, Options{Clusters: n}, env)
+}
+
+// RunWith starts the clusters opts asks for with scripts/kafka.sh, runs the package's tests
+// against them and stops them again. It returns the exit code for os.Exit. The clusters' dir
+// is kept when a test failed, so their logs can be read. A test bed that cannot start fails
+// the tests: there is no silent skip. With BootstrapsEnv set, RunWith uses those clusters
+// instead and leaves them running (and refuses options that need its own clusters).
+//
+// After the tests, and before the clusters stop, RunWith fails the package if a goroutine
+// the tests started still runs (goleak), unless opts.NoLeakCheck: every client, proxy
+// connection and helper goroutine must end with its test.
+func RunWith(m *testing.M, opts Options, env **Env) int {
+	e, err := setUp(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
 		return 1
 	}
 	*env = e
+	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
+	e.closeProxies()
+	if code == 0 && !opts.NoLeakCheck {
+		if err := goleak.Find(ignore); err != nil {
+			fmt.Fprintf(os.Stderr, "kafkatest: the tests passed but left goroutines running: %v\n", err)
+			code = 1
+		}
+	}
 	if err := e.stop(code != 0); err != nil {
 		fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
 		if code == 0 {
@@ -98,9 +133,18 @@ func Run(m *testing.M, n int, env **Env) int {
 	return code
 }
 
-func setUp(n int) (*Env, error) {
+func setUp(opts Options) (*Env, error) {
+	n := opts.Clusters
 	if n < 1 || n > 26 {
 		return nil, fmt.Errorf("kafkatest.Run needs 1 to 26 clusters, not %d", n)
+	}
+	if len(opts.Brokers) > n {
+		return nil, fmt.Errorf("kafkatest.Options: %d broker counts for %d clusters", len(opts.Brokers), n)
+	}
+	for i, b := range opts.Brokers {
+		if b < 0 || b > 9 {
+			return nil, fmt.Errorf("kafkatest.Options: cluster %c has 1 to 9 brokers, not %d", 'a'+i, b)
+		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -112,6 +156,9 @@ func setUp(n int) (*Env, error) {
 	}
 	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh")}
 	if s := os.Getenv(BootstrapsEnv); s != "" {
+		if opts.Proxies || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
+			return nil, fmt.Errorf("this package needs clusters of its own (several brokers or proxies): unset %s", BootstrapsEnv)
+		}
 		e.external = true
 		e.Clusters, err = parseBootstraps(s, n)
 		if err != nil {
@@ -119,7 +166,7 @@ func setUp(n int) (*Env, error) {
 		}
 	} else {
 		cleanOrphans(e.script, os.TempDir(), time.Now())
-		if err := e.start(n); err != nil {
+		if err := e.start(opts); err != nil {
 			return nil, err
 		}
 	}
@@ -138,10 +185,16 @@ func setUp(n int) (*Env, error) {
 
 // start runs `kafka.sh start` in a new dir that records this process as its owner, so a
 // later run can tell a test bed left behind by a crash from one still in use.
-func (e *Env) start(n int) error {
+func (e *Env) start(opts Options) error {
+	n := opts.Clusters
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return fmt.Errorf("creating the test bed dir: %w", err)
+	}
+	args, proxies, err := e.startArgs(opts)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return err
 	}
 	pid := strconv.Itoa(os.Getpid())
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(pid+"\n"), 0o644); err != nil {
@@ -152,8 +205,10 @@ func (e *Env) start(n int) error {
 	defer cancel()
 	// --owner makes the script's watchdog stop the clusters if this process dies without
 	// reaching stop (a panic, `go test -timeout`, Ctrl-C).
-	stdout, stderr, err := e.runScript(ctx, "start", "-n", strconv.Itoa(n), "-d", dir, "--owner", pid)
+	args = append([]string{"start", "-n", strconv.Itoa(n), "-d", dir, "--owner", pid}, args...)
+	stdout, stderr, err := e.runScript(ctx, args...)
 	if err != nil {
+		closeAll(proxies)
 		kept := "the test bed dir " + dir + " is kept for the brokers' logs"
 		if _, statErr := os.Stat(filepath.Join(dir, "a")); statErr != nil {
 			kept = "no broker was started" // nothing to read in dir
@@ -162,17 +217,106 @@ func (e *Env) start(n int) error {
 		return fmt.Errorf("starting %d Kafka cluster(s) with %s failed: %w\n%s%s%s", n, e.script, err, stdout, stderr, kept)
 	}
 	e.Clusters, e.Dir, err = parseStartOutput(stdout, n)
+	if err == nil {
+		err = e.connectProxies(proxies)
+	}
 	if err != nil {
+		closeAll(proxies)
 		_, _, _ = e.runScript(context.Background(), "stop", "-d", dir, "--keep")
 		return fmt.Errorf("%w\n%s", err, stderr)
 	}
 	var addrs []string
 	for _, c := range e.Clusters {
-		addrs = append(addrs, c.Name+"="+c.Bootstrap)
+		a := c.Name + "=" + c.Bootstrap
+		if c.proxied() {
+			a += " (proxies " + c.ProxyBootstrap() + ")"
+		}
+		addrs = append(addrs, a)
 	}
 	fmt.Fprintf(os.Stderr, "kafkatest: %d Kafka cluster(s) up in %.1fs: %s (dir %s)\n",
 		n, time.Since(began).Seconds(), strings.Join(addrs, " "), e.Dir)
 	return nil
+}
+
+// startArgs turns opts into arguments of `kafka.sh start`. With opts.Proxies it starts a
+// proxy per broker first, so each broker can advertise its proxy's port: the proxies hold
+// their ports from now on, and forward once connectProxies knows the brokers' listeners.
+func (e *Env) startArgs(opts Options) ([]string, map[string]*Proxy, error) {
+	var args []string
+	counts := make([]int, opts.Clusters)
+	var spec []string
+	for i := range counts {
+		counts[i] = 1
+		if i < len(opts.Brokers) && opts.Brokers[i] > 0 {
+			counts[i] = opts.Brokers[i]
+		}
+		spec = append(spec, strconv.Itoa(counts[i]))
+	}
+	if slices.ContainsFunc(counts, func(c int) bool { return c > 1 }) {
+		args = append(args, "--brokers", strings.Join(spec, ","))
+	}
+	if opts.Heap != "" {
+		args = append(args, "--heap", opts.Heap)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.BrokerConfig)) {
+		args = append(args, "--set", k+"="+opts.BrokerConfig[k])
+	}
+	if !opts.Proxies {
+		return args, nil, nil
+	}
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxies := map[string]*Proxy{}
+	for i, c := range counts {
+		for id := 1; id <= c; id++ {
+			node := fmt.Sprintf("%c:%d", 'a'+i, id)
+			p, err := newProxy(server, node)
+			if err != nil {
+				closeAll(proxies)
+				return nil, nil, err
+			}
+			proxies[node] = p
+			args = append(args, "--external", fmt.Sprintf("%s=%s", node, portOf(p.Addr())))
+		}
+	}
+	return args, proxies, nil
+}
+
+// connectProxies points every proxy at the external listener of its broker.
+func (e *Env) connectProxies(proxies map[string]*Proxy) error {
+	for _, c := range e.Clusters {
+		for _, b := range c.Brokers {
+			p := proxies[fmt.Sprintf("%s:%d", c.Name, b.ID)]
+			if p == nil {
+				continue
+			}
+			if b.external == "" {
+				return fmt.Errorf("kafka.sh start printed no external listener for broker %d of cluster %s", b.ID, c.Name)
+			}
+			if err := p.setUpstream(b.external); err != nil {
+				return err
+			}
+			b.Proxy = p
+			e.proxies = append(e.proxies, p)
+		}
+	}
+	return nil
+}
+
+// closeProxies stops every proxy: the tests are over.
+func (e *Env) closeProxies() {
+	for _, p := range e.proxies {
+		p.close()
+	}
+}
+
+func closeAll(proxies map[string]*Proxy) {
+	for _, p := range proxies {
+		p.close()
+	}
+}
+
+func portOf(addr string) string {
+	return addr[strings.LastIndexByte(addr, ':')+1:]
 }
 
 // stop stops the clusters Run started and removes their dir, unless keep.
@@ -242,26 +386,54 @@ func findRoot(dir string) (string, error) {
 	}
 }
 
-// parseStartOutput reads the "<name> <bootstrap> <dir>" lines and the final DIR line that
-// `kafka.sh start` prints.
+// parseStartOutput reads the "<name> <bootstrap> <dir>" lines, the "node <name>:<id>
+// <address> <external listener|-> <advertised|-> <dir>" lines and the final DIR line that
+// `kafka.sh start` prints. A cluster without node lines has one broker, id 1.
 func parseStartOutput(out string, n int) ([]*Cluster, string, error) {
 	var clusters []*Cluster
 	var dir string
+	byName := map[string]*Cluster{}
+	var nodes [][]string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		switch len(f) {
-		case 0:
-		case 1:
+		switch {
+		case len(f) == 0:
+		case len(f) == 1:
 			dir = f[0]
-		case 3:
-			clusters = append(clusters, &Cluster{Name: f[0], Bootstrap: f[1], Dir: f[2]})
+		case len(f) == 3:
+			c := &Cluster{Name: f[0], Bootstrap: f[1], Dir: f[2]}
+			clusters = append(clusters, c)
+			byName[c.Name] = c
+		case len(f) == 6 && f[0] == "node":
+			nodes = append(nodes, f)
 		default:
-			return nil, "", fmt.Errorf("unexpected line %q in the output of kafka.sh start: want \"<name> <bootstrap> <dir>\" or the test bed dir", sc.Text())
+			return nil, "", fmt.Errorf("unexpected line %q in the output of kafka.sh start: want \"<name> <bootstrap> <dir>\", a node line or the test bed dir", sc.Text())
 		}
 	}
 	if len(clusters) != n || dir == "" {
 		return nil, "", fmt.Errorf("kafka.sh start printed %d cluster(s) and dir %q, want %d cluster(s) and a dir:\n%s", len(clusters), dir, n, out)
+	}
+	for _, f := range nodes {
+		name, idText, ok := strings.Cut(f[1], ":")
+		id, err := strconv.Atoi(idText)
+		c := byName[name]
+		if !ok || err != nil || c == nil {
+			return nil, "", fmt.Errorf("node line %q of kafka.sh start names no cluster:id it printed", strings.Join(f, " "))
+		}
+		b := &Broker{ID: int32(id), Addr: f[2], Dir: f[5], cluster: c}
+		if f[3] != "-" {
+			b.external = f[3]
+		}
+		c.Brokers = append(c.Brokers, b)
+	}
+	for _, c := range clusters {
+		if len(c.Brokers) == 0 {
+			c.Brokers = []*Broker{{ID: 1, Addr: c.Bootstrap, Dir: c.Dir, cluster: c}}
+		}
+		if got, want := len(c.Brokers), len(strings.Split(c.Bootstrap, ",")); got != want {
+			return nil, "", fmt.Errorf("kafka.sh start printed %d node line(s) for cluster %s of %d brokers", got, c.Name, want)
+		}
 	}
 	return clusters, dir, nil
 }
@@ -275,7 +447,9 @@ func parseBootstraps(s string, n int) ([]*Cluster, error) {
 			return nil, fmt.Errorf("%s=%q: entry %d (%q) is not host:port", BootstrapsEnv, s, i+1, addr)
 		}
 		if i < n {
-			clusters = append(clusters, &Cluster{Name: string(rune('a' + i)), Bootstrap: addr})
+			c := &Cluster{Name: string(rune('a' + i)), Bootstrap: addr}
+			c.Brokers = []*Broker{{ID: 1, Addr: addr, cluster: c}}
+			clusters = append(clusters, c)
 		}
 	}
 	if len(clusters) < n {
@@ -284,21 +458,41 @@ func parseBootstraps(s string, n int) ([]*Cluster, error) {
 	return clusters, nil
 }
 
-// checkCluster makes sure the cluster answers a metadata request.
+// checkCluster makes sure the cluster answers a metadata request with all its brokers, and
+// through its proxies that it advertises them on its external listener.
 func checkCluster(c *Cluster) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap))
+	if err := checkMetadata(c, c.Bootstrap, func(string) bool { return true }); err != nil {
+		return err
+	}
+	if !c.proxied() {
+		return nil
+	}
+	proxies := map[string]bool{}
+	for _, p := range c.Proxies() {
+		proxies[p.Addr()] = true
+	}
+	return checkMetadata(c, c.ProxyBootstrap(), func(addr string) bool { return proxies[addr] })
+}
+
+func checkMetadata(c *Cluster, bootstrap string, advertised func(addr string) bool) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
 	if err != nil {
-		return fmt.Errorf("cluster %s (%s): creating a client: %w", c.Name, c.Bootstrap, err)
+		return fmt.Errorf("cluster %s (%s): creating a client: %w", c.Name, bootstrap, err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
 	if err != nil {
-		return fmt.Errorf("cluster %s (%s) does not answer a metadata request: %w", c.Name, c.Bootstrap, err)
+		return fmt.Errorf("cluster %s (%s) does not answer a metadata request: %w", c.Name, bootstrap, err)
 	}
-	if len(md.Brokers) == 0 {
-		return fmt.Errorf("cluster %s (%s) reports no brokers", c.Name, c.Bootstrap)
+	if len(md.Brokers) < len(c.Brokers) {
+		return fmt.Errorf("cluster %s (%s) reports %d of its %d brokers", c.Name, bootstrap, len(md.Brokers), len(c.Brokers))
+	}
+	for _, b := range md.Brokers {
+		if addr := net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))); !advertised(addr) {
+			return fmt.Errorf("cluster %s: broker %d advertises %s to clients of %s, not its proxy", c.Name, b.NodeID, addr, bootstrap)
+		}
 	}
 	return nil
 }

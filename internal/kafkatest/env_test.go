@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +15,7 @@ func TestParseStartOutput(t *testing.T) {
 		name    string
 		out     string
 		n       int
-		want    []Cluster
+		want    []string // summary of each cluster
 		wantDir string
 		wantErr string
 	}{
@@ -22,15 +23,32 @@ func TestParseStartOutput(t *testing.T) {
 			name: "two clusters",
 			out:  "a 127.0.0.1:20001 /tmp/x/a\nb 127.0.0.1:20002 /tmp/x/b\n/tmp/x\n",
 			n:    2,
-			want: []Cluster{
-				{Name: "a", Bootstrap: "127.0.0.1:20001", Dir: "/tmp/x/a"},
-				{Name: "b", Bootstrap: "127.0.0.1:20002", Dir: "/tmp/x/b"},
+			want: []string{
+				"a 127.0.0.1:20001 /tmp/x/a [1 127.0.0.1:20001 /tmp/x/a -]",
+				"b 127.0.0.1:20002 /tmp/x/b [1 127.0.0.1:20002 /tmp/x/b -]",
+			},
+			wantDir: "/tmp/x",
+		},
+		{
+			name: "several brokers and external listeners",
+			out: "a 127.0.0.1:20001 /tmp/x/a\n" +
+				"c 127.0.0.1:20011,127.0.0.1:20012 /tmp/x/c\n" +
+				"node a:1 127.0.0.1:20001 127.0.0.1:20101 127.0.0.1:30001 /tmp/x/a\n" +
+				"node c:1 127.0.0.1:20011 - - /tmp/x/c/1\n" +
+				"node c:2 127.0.0.1:20012 127.0.0.1:20112 127.0.0.1:30012 /tmp/x/c/2\n" +
+				"/tmp/x\n",
+			n: 2,
+			want: []string{
+				"a 127.0.0.1:20001 /tmp/x/a [1 127.0.0.1:20001 /tmp/x/a 127.0.0.1:20101]",
+				"c 127.0.0.1:20011,127.0.0.1:20012 /tmp/x/c [1 127.0.0.1:20011 /tmp/x/c/1 -] [2 127.0.0.1:20012 /tmp/x/c/2 127.0.0.1:20112]",
 			},
 			wantDir: "/tmp/x",
 		},
 		{name: "too few clusters", out: "a 127.0.0.1:20001 /tmp/x/a\n/tmp/x\n", n: 2, wantErr: "printed 1 cluster(s)"},
 		{name: "no dir", out: "a 127.0.0.1:20001 /tmp/x/a\n", n: 1, wantErr: `dir ""`},
 		{name: "garbage", out: "a b\n", n: 1, wantErr: `unexpected line "a b"`},
+		{name: "node of no cluster", out: "a h:1 /tmp/x/a\nnode z:1 h:1 - - /tmp/x/z\n/tmp/x\n", n: 1, wantErr: "names no cluster"},
+		{name: "missing node line", out: "a h:1,h:2 /tmp/x/a\nnode a:1 h:1 - - /tmp/x/a/1\n/tmp/x\n", n: 1, wantErr: "1 node line(s) for cluster a of 2 brokers"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,17 +65,30 @@ func TestParseStartOutput(t *testing.T) {
 			if dir != tc.wantDir {
 				t.Errorf("dir = %q, want %q", dir, tc.wantDir)
 			}
-			if !slices.EqualFunc(got, tc.want, func(a *Cluster, b Cluster) bool { return *a == b }) {
-				t.Errorf("clusters = %+v, want %+v", deref(got), tc.want)
+			if s := summary(got); !slices.Equal(s, tc.want) {
+				t.Errorf("clusters = %q, want %q", s, tc.want)
 			}
 		})
 	}
 }
 
-func deref(cs []*Cluster) []Cluster {
-	var out []Cluster
+// summary describes each cluster as "<name> <bootstrap> <dir>" and its brokers as
+// "[<id> <addr> <dir> <external|->]", checking that each broker points back to its cluster.
+func summary(cs []*Cluster) []string {
+	var out []string
 	for _, c := range cs {
-		out = append(out, *c)
+		s := fmt.Sprintf("%s %s %s", c.Name, c.Bootstrap, c.Dir)
+		for _, b := range c.Brokers {
+			ext := b.external
+			if ext == "" {
+				ext = "-"
+			}
+			if b.cluster != c {
+				ext += " (wrong cluster)"
+			}
+			s += fmt.Sprintf(" [%d %s %s %s]", b.ID, b.Addr, b.Dir, ext)
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -67,16 +98,16 @@ func TestParseBootstraps(t *testing.T) {
 		name    string
 		s       string
 		n       int
-		want    []Cluster
+		want    []string
 		wantErr string
 	}{
 		{
 			name: "exact",
 			s:    "127.0.0.1:9092, 127.0.0.1:9192",
 			n:    2,
-			want: []Cluster{{Name: "a", Bootstrap: "127.0.0.1:9092"}, {Name: "b", Bootstrap: "127.0.0.1:9192"}},
+			want: []string{"a 127.0.0.1:9092  [1 127.0.0.1:9092  -]", "b 127.0.0.1:9192  [1 127.0.0.1:9192  -]"},
 		},
-		{name: "more than needed", s: "h1:1,h2:2,h3:3", n: 1, want: []Cluster{{Name: "a", Bootstrap: "h1:1"}}},
+		{name: "more than needed", s: "h1:1,h2:2,h3:3", n: 1, want: []string{"a h1:1  [1 h1:1  -]"}},
 		{name: "too few", s: "h1:1", n: 2, wantErr: "lists 1 cluster(s), but this package needs 2"},
 		{name: "no port", s: "h1:1,h2", n: 2, wantErr: `entry 2 ("h2") is not host:port`},
 	}
@@ -92,8 +123,8 @@ func TestParseBootstraps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(got, tc.want, func(a *Cluster, b Cluster) bool { return *a == b }) {
-				t.Errorf("clusters = %+v, want %+v", deref(got), tc.want)
+			if s := summary(got); !slices.Equal(s, tc.want) {
+				t.Errorf("clusters = %q, want %q", s, tc.want)
 			}
 		})
 	}

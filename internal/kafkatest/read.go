@@ -28,30 +28,50 @@ const readTimeout = 60 * time.Second
 // not reach their end.
 func ReadAll(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, opts ...kgo.Opt) [][]*kgo.Record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), readTimeout)
-	defer cancel()
-	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)
+	var out [][]*kgo.Record
+	n := Scan(t, seeds, topic, isolation, func(r *kgo.Record) {
+		out[r.Partition] = append(out[r.Partition], r)
+	}, func(partitions int) { out = make([][]*kgo.Record, partitions) }, opts...)
+	return out[:n]
+}
 
+// Scan reads topic as ReadAll does but hands each data record to fn instead of keeping it,
+// in offset order within a partition (partitions interleave), for topics too large to hold.
+// Before the first record it calls sized, if not nil, with the number of partitions, which
+// it also returns. It fails the test after 60 s per 100,000 records to read (at least 60 s).
+func Scan(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, fn func(*kgo.Record), sized func(partitions int), opts ...kgo.Opt) int {
+	t.Helper()
+	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)
+	ctx, cancel := context.WithTimeout(t.Context(), readTimeout)
 	starts, ends, err := listBounds(ctx, base, topic, isolation)
+	cancel()
 	if err != nil {
 		t.Fatalf("reading topic %q: %v", topic, err)
-		return nil
+		return 0
 	}
 	// A partition created between the two listings has no start offset: it starts at 0.
-	out := make([][]*kgo.Record, slices.Max(slices.Collect(maps.Keys(ends)))+1)
+	partitions := int(slices.Max(slices.Collect(maps.Keys(ends)))) + 1
+	if sized != nil {
+		sized(partitions)
+	}
 	want := make(map[int32]int64) // partition -> end offset, for partitions not read to the end yet
 	next := make(map[int32]int64) // partition -> offset after the last record seen
 	consume := make(map[int32]kgo.Offset)
+	var total int64
 	for p, end := range ends {
 		if end > starts[p] {
 			want[p] = end
 			next[p] = starts[p]
 			consume[p] = kgo.NewOffset().AtStart()
+			total += end - starts[p]
 		}
 	}
 	if len(want) == 0 {
-		return out
+		return partitions
 	}
+	timeout := readTimeout * time.Duration(1+total/100_000)
+	ctx, cancel = context.WithTimeout(t.Context(), timeout)
+	defer cancel()
 
 	cl, err := kgo.NewClient(append(base,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: consume}),
@@ -60,15 +80,15 @@ func ReadAll(t testing.TB, seeds []string, topic string, isolation kgo.Isolation
 	)...)
 	if err != nil {
 		t.Fatalf("reading topic %q: creating a consumer: %v", topic, err)
-		return nil
+		return 0
 	}
 	defer cl.Close()
 
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			t.Fatalf("reading topic %q: not at the end within %v: %s", topic, readTimeout, progress(want, next))
-			return nil
+			t.Fatalf("reading topic %q: not at the end within %v: %s", topic, timeout, progress(want, next))
+			return 0
 		}
 		var ferr error
 		fs.EachError(func(_ string, p int32, err error) {
@@ -78,7 +98,7 @@ func ReadAll(t testing.TB, seeds []string, topic string, isolation kgo.Isolation
 		})
 		if ferr != nil {
 			t.Fatalf("reading topic %q: %v", topic, ferr)
-			return nil
+			return 0
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := want[r.Partition]
@@ -88,14 +108,14 @@ func ReadAll(t testing.TB, seeds []string, topic string, isolation kgo.Isolation
 			}
 			next[r.Partition] = r.Offset + 1
 			if !r.Attrs.IsControl() {
-				out[r.Partition] = append(out[r.Partition], r)
+				fn(r)
 			}
 			if r.Offset == end-1 {
 				delete(want, r.Partition)
 			}
 		})
 	}
-	return out
+	return partitions
 }
 
 // listBounds returns the start and end offset of every partition of topic.
