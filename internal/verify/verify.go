@@ -7,6 +7,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"time"
@@ -23,6 +24,7 @@ type Report struct {
 	Duplicates int // copies beyond the first of a source record
 	Phantoms   int // target records that match no source record
 	Reordered  int // copies that appear after a later source record's copy, outside a replay
+	Replays    int // runs of copies of records copied before: each a re-send after a fault
 	Problems   []string
 }
 
@@ -31,8 +33,8 @@ type Report struct {
 func (r Report) OK() bool { return r.Lost == 0 && r.Phantoms == 0 && r.Reordered == 0 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("partition %d: source %d, target %d, lost %d, duplicates %d, phantoms %d, reordered %d %v",
-		r.Partition, r.Source, r.Target, r.Lost, r.Duplicates, r.Phantoms, r.Reordered, r.Problems)
+	return fmt.Sprintf("partition %d: source %d, target %d, lost %d, duplicates %d (%d replays), phantoms %d, reordered %d %v",
+		r.Partition, r.Source, r.Target, r.Lost, r.Duplicates, r.Replays, r.Phantoms, r.Reordered, r.Problems)
 }
 
 const maxProblems = 5
@@ -47,70 +49,111 @@ func (r *Report) problem(format string, args ...any) {
 // content (key, value, headers, timestamp), so the source offsets need not
 // survive; identical source records are matched in order.
 func Compare(partition int32, src, dst []*kgo.Record) Report {
-	rep := Report{Partition: partition, Source: len(src), Target: len(dst)}
+	w := newWalk(partition, len(src))
 	seed := maphash.MakeSeed()
 	index := make(map[uint64][]int, len(src))
 	for i, r := range src {
 		h := hash(seed, r)
 		index[h] = append(index[h], i)
+		w.source(r.Offset)
 	}
-	copies := make([]int, len(src))
-	next := 0    // the source record expected next in order
-	replay := -1 // during a replay, the source record expected next; -1 otherwise
-	for j, r := range dst {
-		i := find(index[hash(seed, r)], src, r, next, replay)
-		switch {
-		case i < 0:
-			rep.Phantoms++
-			rep.problem("target record %d (offset %d) matches no source record", j, r.Offset)
-		case i == next:
-			next++
-			replay = -1
-		case i > next:
-			rep.Reordered++
-			rep.problem("target record %d (offset %d) is source record %d but source record %d (offset %d) was expected", j, r.Offset, i, next, src[next].Offset)
-			next = i + 1
-			replay = -1
-		default: // i < next: a copy of something already copied
-			if replay >= 0 && i != replay {
-				rep.Reordered++
-				rep.problem("target record %d (offset %d) breaks a replay: source record %d, expected %d", j, r.Offset, i, replay)
-			}
-			replay = i + 1
-			if replay == next {
-				replay = -1
+	var equal []int
+	for _, r := range dst {
+		equal = equal[:0]
+		for _, c := range index[hash(seed, r)] {
+			if Same(src[c], r) {
+				equal = append(equal, c)
 			}
 		}
-		if i >= 0 {
-			copies[i]++
-		}
+		w.target(w.choose(equal), r.Offset)
 	}
-	for i, n := range copies {
-		switch {
-		case n == 0:
-			rep.Lost++
-			rep.problem("source record %d (offset %d) was not copied", i, src[i].Offset)
-		case n > 1:
-			rep.Duplicates += n - 1
-		}
-	}
-	return rep
+	return w.report()
 }
 
-// find returns the source index of r: the candidate the order expects
-// (replay position or next), else the first at or after next, else the
-// last before it; -1 when r matches no source record.
-func find(cands []int, src []*kgo.Record, r *kgo.Record, next, replay int) int {
-	var equal []int
-	for _, c := range cands {
-		if Same(src[c], r) {
-			equal = append(equal, c)
-		}
+// Checker is Compare for partitions too large to hold in memory: it keeps a
+// 64-bit hash of each source record's content (key, value, headers,
+// timestamp) rather than the record, about 50 bytes per source record, and
+// matches target records by that hash. Two different records with the same
+// hash, which happens with a probability of about n²/2⁶⁵ for n records, would
+// count as one.
+//
+// Give it every source record with Source, in offset order, then every target
+// record with Target, in offset order; Report returns the outcome so far.
+type Checker struct {
+	w     *walk
+	seed  maphash.Seed
+	first map[uint64]int32 // content hash -> first source position with it
+	more  []int32          // source position -> next position with the same hash, or -1
+	last  map[uint64]int32 // content hash -> last source position with it, while adding
+	cands []int
+}
+
+// NewChecker returns a Checker for one partition.
+func NewChecker(partition int32) *Checker {
+	return &Checker{w: newWalk(partition, 0), seed: maphash.MakeSeed(), first: map[uint64]int32{}, last: map[uint64]int32{}}
+}
+
+// Source adds the next source record. It panics once Target was called.
+func (c *Checker) Source(r *kgo.Record) {
+	if c.last == nil {
+		panic("verify: Checker.Source after Target")
 	}
+	h := fullHash(c.seed, r)
+	pos := int32(len(c.more))
+	c.more = append(c.more, -1)
+	if prev, ok := c.last[h]; ok {
+		c.more[prev] = pos
+	} else {
+		c.first[h] = pos
+	}
+	c.last[h] = pos
+	c.w.source(r.Offset)
+}
+
+// Target checks the next target record.
+func (c *Checker) Target(r *kgo.Record) {
+	c.last = nil
+	c.cands = c.cands[:0]
+	pos, ok := c.first[fullHash(c.seed, r)]
+	for ok && pos >= 0 {
+		c.cands = append(c.cands, int(pos))
+		pos = c.more[pos]
+	}
+	c.w.target(c.w.choose(c.cands), r.Offset)
+}
+
+// Report returns the outcome for the records given so far: a source record
+// not seen on the target yet counts as lost.
+func (c *Checker) Report() Report { return c.w.report() }
+
+// walk follows the target records through the source positions they match.
+type walk struct {
+	rep     Report
+	offsets []int64 // source position -> source offset
+	copies  []int32 // source position -> copies seen on the target
+	next    int     // the source position expected next in order
+	replay  int     // during a replay, the source position expected next; -1 otherwise
+	j       int     // target records seen
+}
+
+func newWalk(partition int32, n int) *walk {
+	return &walk{rep: Report{Partition: partition}, offsets: make([]int64, 0, n), copies: make([]int32, 0, n), replay: -1}
+}
+
+func (w *walk) source(offset int64) {
+	w.offsets = append(w.offsets, offset)
+	w.copies = append(w.copies, 0)
+}
+
+// choose returns the source position of a target record among equal, the
+// source positions whose content it has (ascending): the one the order
+// expects (replay position or next), else the first at or after next, else
+// the last before it; -1 when there is none.
+func (w *walk) choose(equal []int) int {
 	if len(equal) == 0 {
 		return -1
 	}
-	for _, want := range []int{replay, next} {
+	for _, want := range []int{w.replay, w.next} {
 		for _, c := range equal {
 			if want >= 0 && c == want {
 				return c
@@ -118,11 +161,61 @@ func find(cands []int, src []*kgo.Record, r *kgo.Record, next, replay int) int {
 		}
 	}
 	for _, c := range equal {
-		if c >= next {
+		if c >= w.next {
 			return c
 		}
 	}
 	return equal[len(equal)-1]
+}
+
+// target records that target record number w.j, at offset, is source position i
+// (-1: none).
+func (w *walk) target(i int, offset int64) {
+	rep, j := &w.rep, w.j
+	w.j++
+	switch {
+	case i < 0:
+		rep.Phantoms++
+		rep.problem("target record %d (offset %d) matches no source record", j, offset)
+	case i == w.next:
+		w.next++
+		w.replay = -1
+	case i > w.next:
+		rep.Reordered++
+		rep.problem("target record %d (offset %d) is source record %d but source record %d (offset %d) was expected", j, offset, i, w.next, w.offsets[w.next])
+		w.next = i + 1
+		w.replay = -1
+	default: // i < next: a copy of something already copied
+		if w.replay < 0 {
+			rep.Replays++
+		} else if i != w.replay {
+			rep.Reordered++
+			rep.problem("target record %d (offset %d) breaks a replay: source record %d, expected %d", j, offset, i, w.replay)
+		}
+		w.replay = i + 1
+		if w.replay == w.next {
+			w.replay = -1
+		}
+	}
+	if i >= 0 {
+		w.copies[i]++
+	}
+}
+
+func (w *walk) report() Report {
+	rep := w.rep
+	rep.Problems = append([]string(nil), rep.Problems...)
+	rep.Source, rep.Target = len(w.offsets), w.j
+	for i, n := range w.copies {
+		switch {
+		case n == 0:
+			rep.Lost++
+			rep.problem("source record %d (offset %d) was not copied", i, w.offsets[i])
+		case n > 1:
+			rep.Duplicates += int(n - 1)
+		}
+	}
+	return rep
 }
 
 func hash(seed maphash.Seed, r *kgo.Record) uint64 {
@@ -132,6 +225,36 @@ func hash(seed maphash.Seed, r *kgo.Record) uint64 {
 	h.WriteByte(0)
 	h.Write(r.Value)
 	return h.Sum64()
+}
+
+// fullHash hashes everything Same compares, with lengths and nil-ness, so
+// that records Same tells apart hash apart (but for collisions).
+func fullHash(seed maphash.Seed, r *kgo.Record) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	writeBytes(&h, r.Key)
+	writeBytes(&h, r.Value)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(r.Timestamp.UnixMilli()))
+	h.Write(n[:])
+	binary.LittleEndian.PutUint64(n[:], uint64(len(r.Headers)))
+	h.Write(n[:])
+	for _, hd := range r.Headers {
+		writeBytes(&h, []byte(hd.Key))
+		writeBytes(&h, hd.Value)
+	}
+	return h.Sum64()
+}
+
+func writeBytes(h *maphash.Hash, b []byte) {
+	var n [8]byte
+	l := uint64(len(b)) + 1
+	if b == nil {
+		l = 0
+	}
+	binary.LittleEndian.PutUint64(n[:], l)
+	h.Write(n[:])
+	h.Write(b)
 }
 
 // Same reports whether two records carry the same key, value, headers (in

@@ -39,8 +39,82 @@ func TestCompare(t *testing.T) {
 			if r.Lost != tt.lost || r.Duplicates != tt.dups || r.Phantoms != tt.phantoms || r.Reordered != tt.reordered {
 				t.Fatalf("got %v", r)
 			}
+			// The streaming checker walks the same way.
+			c := NewChecker(0)
+			for _, r := range src {
+				c.Source(r)
+			}
+			for _, r := range tt.dst {
+				c.Target(r)
+			}
+			if got := c.Report(); got.String() != r.String() {
+				t.Fatalf("Checker: %v\nCompare: %v", got, r)
+			}
 		})
 	}
+}
+
+func TestCheckerTellsRecordsApartAsSameDoes(t *testing.T) {
+	base := func() *kgo.Record {
+		return &kgo.Record{Key: []byte("k"), Value: []byte("v"), Timestamp: time.UnixMilli(7), Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("1")}}}
+	}
+	tests := []struct {
+		name   string
+		change func(r *kgo.Record)
+	}{
+		{name: "nil key", change: func(r *kgo.Record) { r.Key = nil }},
+		{name: "empty key", change: func(r *kgo.Record) { r.Key = []byte{} }},
+		{name: "nil value", change: func(r *kgo.Record) { r.Value = nil }},
+		{name: "key and value run together", change: func(r *kgo.Record) { r.Key, r.Value = []byte("kv"), []byte{} }},
+		{name: "timestamp", change: func(r *kgo.Record) { r.Timestamp = time.UnixMilli(8) }},
+		{name: "no headers", change: func(r *kgo.Record) { r.Headers = nil }},
+		{name: "header value", change: func(r *kgo.Record) { r.Headers[0].Value = []byte("2") }},
+		{name: "header value nil", change: func(r *kgo.Record) { r.Headers[0].Value = nil }},
+		{name: "another header", change: func(r *kgo.Record) { r.Headers = append(r.Headers, kgo.RecordHeader{Key: "h"}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			other := base()
+			tt.change(other)
+			c := NewChecker(3)
+			c.Source(base())
+			c.Target(other)
+			rep := c.Report()
+			if rep.Phantoms != 1 || rep.Lost != 1 {
+				t.Fatalf("a changed record matched its original: %v", rep)
+			}
+			c = NewChecker(3)
+			c.Source(base())
+			same := base()
+			same.Timestamp = same.Timestamp.Add(300 * time.Microsecond) // Kafka keeps milliseconds
+			c.Target(same)
+			if rep := c.Report(); !rep.OK() || rep.Duplicates != 0 {
+				t.Fatalf("an identical record did not match: %v", rep)
+			}
+		})
+	}
+}
+
+func TestCheckerCountsReplays(t *testing.T) {
+	c := NewChecker(1)
+	for _, r := range recs(0, 1, 2, 3, 4, 5) {
+		c.Source(r)
+	}
+	for _, r := range recs(0, 1, 2, 1, 2, 3, 4, 3, 4, 5) {
+		c.Target(r)
+	}
+	if rep := c.Report(); !rep.OK() || rep.Duplicates != 4 || rep.Replays != 2 {
+		t.Fatalf("got %v, want 4 duplicates in 2 replays", rep)
+	}
+	if !panics(func() { c.Source(recs(9)[0]) }) {
+		t.Fatal("Source after Target did not panic")
+	}
+}
+
+func panics(f func()) (did bool) {
+	defer func() { did = recover() != nil }()
+	f()
+	return false
 }
 
 func TestSameDistinguishesNilAndEmpty(t *testing.T) {
