@@ -143,3 +143,22 @@ func TestCheckRefusesWhatRunRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckAndRunWarnAboutSettingsNotHonoured: a setting Strait reads and
+// does not act on is a warning in check's output and in run's log.
+func TestCheckAndRunWarnAboutSettingsNotHonoured(t *testing.T) {
+	file := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n"+
+		"sync.topic.configs.enabled = false\nsync.topic.acls.enabled = false\ntasks.max = 8\n")
+	const want = `key "tasks.max" (line 7): not honoured on A->B: Strait does not split a flow into tasks`
+	code, out, errOut := run(t, "check", "--offline", file)
+	if code != ExitOK || !strings.Contains(out, want) || !strings.Contains(out, "tasks.max                                            8  (line 7: tasks.max; not honoured, see Warnings)") {
+		t.Errorf("check: exit %d, want the warning %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	// A run stopped before it starts logs its warnings and exits cleanly.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var runOut, runErr bytes.Buffer
+	if code := Main(ctx, []string{"run", file}, &runOut, &runErr); code != ExitOK || !strings.Contains(runErr.String(), strings.ReplaceAll(want, `"`, `\"`)) {
+		t.Errorf("run: exit %d, want the warning %q in the log:\n%s", code, want, runErr.String())
+	}
+}

@@ -15,6 +15,10 @@
 //     them and would replicate everything.
 //   - offset.flush.interval.ms and exactly.once.source.support are worker
 //     settings: read from <target>.*, ignored at the top level, as in MM2.
+//   - Settings Strait reads but does not act on yet (config and ACL sync,
+//     exactly-once, tasks.max, ...) each get a warning that says so and what
+//     Strait does instead; Connect transforms are refused.
+//   - The producer of replicated data must use acks=all.
 //   - Strait rejects up front what MM2 fails on only at runtime
 //     (non-positive intervals of running features, emit.checkpoints or
 //     emit.offset-syncs disabled on an enabled flow), and what it cannot run
@@ -156,6 +160,9 @@ type Flow struct {
 	// MM2's 600 s: Strait picks up new topics within seconds.
 	RefreshTopicsInterval    time.Duration
 	RefreshTopicsIntervalSet bool
+	// SyncTopicConfigsEnabled and SyncTopicACLsEnabled (and their
+	// intervals) are read as MM2 does but not honoured yet: Parse warns
+	// while they are true (MM2's default) on an enabled flow.
 	SyncTopicConfigsEnabled  bool
 	SyncTopicConfigsInterval time.Duration
 	ConfigPropertiesExclude  []string
@@ -173,7 +180,7 @@ type Flow struct {
 	// Checkpoints and group offset sync (MirrorCheckpointConnector).
 	Groups                            []string // default [".*"]
 	GroupsExclude                     []string // default ["console-consumer-.*", "connect-.*", "__.*"]
-	RefreshGroupsEnabled              bool
+	RefreshGroupsEnabled              bool     // not honoured yet when false: groups are listed every RefreshGroupsInterval (Parse warns)
 	RefreshGroupsInterval             time.Duration
 	EmitCheckpointsEnabled            bool
 	EmitCheckpointsInterval           time.Duration
@@ -186,8 +193,8 @@ type Flow struct {
 	EmitHeartbeatsInterval           time.Duration
 	HeartbeatsTopicReplicationFactor int
 
-	TasksMax     int           // tasks.max; Strait uses it only as a hint
-	AdminTimeout time.Duration // admin.timeout.ms
+	TasksMax     int           // tasks.max; not honoured (Parse warns when it is set): Strait has no tasks
+	AdminTimeout time.Duration // admin.timeout.ms; not honoured yet (Parse warns unless it is MM2's 60 s)
 	// FlushInterval is the worker's offset.flush.interval.ms, which MM2 reads
 	// only from the target's cluster scope (<target>.offset.flush.interval.ms;
 	// a top-level offset.flush.interval.ms is ignored, spec §1.2). When the
@@ -197,9 +204,11 @@ type Flow struct {
 	FlushIntervalSet bool
 
 	// ExactlyOnce is true when <target>.exactly.once.source.support=enabled.
+	// Strait has no exactly-once mode yet: Parse warns that it is not
+	// honoured.
 	ExactlyOnce bool
 	// ExactlyOnceSupport is the flow's exactly.once.support: "requested"
-	// (default) or "required".
+	// (default) or "required" (not honoured yet; Parse warns).
 	ExactlyOnceSupport string
 
 	// OffsetStorageTopic is the Connect offsets topic of MM2's herder for

@@ -91,6 +91,12 @@ type setting struct{ key, value, from string }
 // settings lists a flow's effective settings by MM2 key.
 func (c *Config) settings(f *Flow) []setting {
 	var out []setting
+	ignored := map[string]bool{}
+	if f.Enabled {
+		for _, u := range notHonoured(f) {
+			ignored[u.key] = true
+		}
+	}
 	add := func(key, value string, def ...string) {
 		from := "default"
 		if len(def) > 0 {
@@ -101,6 +107,9 @@ func (c *Config) settings(f *Flow) []setting {
 			if c.secrets[o.Key] {
 				value = "[redacted]"
 			}
+		}
+		if ignored[key] {
+			from += "; not honoured, see Warnings"
 		}
 		out = append(out, setting{key, value, from})
 	}

@@ -480,11 +480,13 @@ func (l *loader) checkDataAcks(f *Flow) {
 		return
 	}
 	const fix = "set acks = all (or -1, MM2's default), or remove the key"
-	switch strings.ToLower(p.Value.Reveal()) {
-	case "all", "-1":
-	case "1":
+	switch v := strings.ToLower(p.Value.Reveal()); {
+	case v == "all", v == "-1":
+	case p.Secret:
+		l.rep.errorf(p.Origin, "value [redacted] is not allowed: replicated data needs acks = all (or -1, MM2's default); set it to all, or remove the key")
+	case v == "1":
 		l.rep.errorf(p.Origin, "acks = 1 is not allowed for replicated data: the target's leader acknowledges alone, so a leader change can lose records after Strait stored its progress past them; %s", fix)
-	case "0":
+	case v == "0":
 		l.rep.errorf(p.Origin, "acks = 0 is not allowed for replicated data: the target acknowledges nothing, so Strait could neither know that records were written nor where; %s", fix)
 	default:
 		l.rep.errorf(p.Origin, "value %q is not valid: replicated data needs acks = all (or -1, MM2's default); set it to all, or remove the key", p.Display())

@@ -117,6 +117,7 @@ func (l *loader) load(data []byte) {
 	l.checkBootstrap(all)
 	l.checkFiles()
 	l.selectFlows(all)
+	l.warnNotHonoured(l.cfg.Flows) // about the flows this node runs
 }
 
 // readClusters parses the `clusters` list.
