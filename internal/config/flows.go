@@ -403,6 +403,7 @@ func (l *loader) flow(s, t string) *Flow {
 		}
 	}
 	f.ExactlyOnce = r.enum("exactly.once.source.support", l.workerKey(t, "exactly.once.source.support"), "disabled", true, "disabled", "preparing", "enabled") == "enabled"
+	r.get("offsets.storage.topic") // Connect's per-connector offsets topic (KIP-618): recorded to warn that it is not read
 	f.OffsetStorageTopic = "mm2-offsets." + s + ".internal"
 	if e := r.record("offset.storage.topic", l.workerKey(t, "offset.storage.topic")); e != nil {
 		if v := e.trimmed(); v != "" {

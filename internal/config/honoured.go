@@ -72,6 +72,11 @@ func notHonoured(f *Flow) []unhonoured {
 		add("consumer.poll.timeout.ms", "no effect",
 			"Strait does not poll with a timeout; a fetch waits at most the consumer's fetch.max.wait.ms, and checkpoints follow emit.checkpoints.interval.seconds")
 	}
+	if set("offsets.storage.topic") {
+		add("offsets.storage.topic", "not honoured yet",
+			"Strait takes over a Java MM2's progress from the worker's offset.storage.topic ("+f.OffsetStorageTopic+
+				"), not from this per-connector topic, so partitions MM2 copied resume by auto.offset.reset instead of where MM2 stopped")
+	}
 	return out
 }
 

@@ -162,6 +162,9 @@ func (l *loader) scanClusterKey(e *entry) bool {
 		// MM2 ignores transforms per cluster, but whoever wrote them
 		// wanted records changed: refuse them as at any other scope.
 		l.checkTransforms(e, rest)
+	case converterKeys[rest]:
+		// A worker setting of the herders whose target is alias.
+		l.checkConverter(e)
 	case connectionKeys[rest], workerKeys[rest], hasAnyPrefix(rest, workerKeyPrefixes):
 		// Connection keys reach every client; worker keys configure the
 		// herders whose target is alias.
@@ -250,6 +253,8 @@ func (l *loader) checkConnectorKey(e *entry, k string) {
 		l.rep.warnf(e.origin(), "%s was removed in Kafka 4.0 (%s); it is ignored", k, removedKeys[k])
 	case k == "transforms" || strings.HasPrefix(k, "transforms."):
 		l.checkTransforms(e, k)
+	case converterKeys[k]:
+		l.checkConverter(e)
 	case k == "predicates" || strings.HasPrefix(k, "predicates."):
 		if e.trimmed() != "" {
 			l.rep.warnf(e.origin(), "has no effect: predicates only choose the records a Connect transform applies to, and Strait runs no transforms; remove the key")
@@ -299,6 +304,24 @@ func (l *loader) checkTransforms(e *entry, k string) {
 		class = fmt.Sprintf(" (class %s)", e.show())
 	}
 	l.rep.errorf(e.origin(), "%sStrait cannot run transform %q%s; remove the key", notSupported, name, class)
+}
+
+// converterKeys name Connect's converters, which MM2 sets to
+// ByteArrayConverter unless the file chooses another one.
+var converterKeys = set([]string{"key.converter", "value.converter", "header.converter"})
+
+// byteArrayConverter is MM2's converter: bytes in, the same bytes out.
+const byteArrayConverter = "org.apache.kafka.connect.converters.ByteArrayConverter"
+
+// checkConverter refuses a converter other than MM2's ByteArrayConverter:
+// MM2 would write what that converter makes of the bytes, and Strait
+// copies them unchanged.
+func (l *loader) checkConverter(e *entry) {
+	if v := e.trimmed(); v == byteArrayConverter || v == "" {
+		return
+	}
+	l.rep.errorf(e.origin(), "converter %s is not supported: Strait copies keys, values and headers as bytes, as MM2's default %s does, and this converter would change them; remove the key",
+		e.show(), byteArrayConverter)
 }
 
 // checkRawBool warns when whitespace makes Java's untrimmed
