@@ -28,28 +28,123 @@
 // first segment, the first segment's start. Offsets before Start (or before
 // the first segment when Start is unknown) or beyond Covered have no exact
 // answer and are reported as such, never guessed.
+//
+// # The bound
+//
+// A compacted topic's record path starts a segment at every compaction
+// hole, so a partition's map can grow without end. SetMaxSegments bounds
+// it. Within the bound the map is exact. Beyond it the oldest segments are
+// merged into coarse segments (consumers are usually near the head, so the
+// newest half of the bound always stays exact): a coarse segment knows only
+// where its source and target ranges start and end, and how many offsets
+// inside were mapped exactly (Mapped). Translating an offset inside one
+// rounds down to a target offset that is never after the exact answer (the
+// proof is at roundDown): a consumer placed there reads some records again
+// but never skips one, and the Result says Rounded, not Exact. Coarsening
+// merges the oldest runs whose worst rounding stays under a threshold that
+// doubles when that is not enough, so every coarse segment rounds by about
+// as much as the others, and its cost is amortized: a pass runs only after a
+// quarter of the bound was added since the last one.
 package offsets
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
-// Segment maps source offsets [Src, Src+Len) to target offsets [Tgt, Tgt+Len).
+// DefaultMaxSegments is the default bound of a partition's map
+// (strait.index.max.segments). A segment costs about 40 bytes in the
+// mirror and about 120 bytes in each index reader, so a partition at the
+// bound costs about 1.6 MB in a node, and the newest 5,000 segments stay
+// exact: thousands of compaction holes or transactions at the head of a
+// compacted or transactional partition. Partitions of ordinary topics have
+// a handful of segments and never reach it.
+const DefaultMaxSegments = 10_000
+
+// Segment maps source offsets [Src, Src+Len) to target offsets
+// [Tgt, Tgt+Len) with a constant shift. A coarse segment (TgtLen > 0)
+// stands for exact segments that were merged to bound the map: it covers
+// source [Src, Src+Len) and target [Tgt, Tgt+TgtLen), and at least Mapped
+// offsets of it were mapped exactly; the rest are gaps on either side.
+// Its first source offset still maps to Tgt exactly.
 type Segment struct {
 	Src int64 `json:"src"`
 	Tgt int64 `json:"tgt"`
 	Len int64 `json:"len"`
+	// TgtLen is a coarse segment's target length, 0 for an exact one.
+	TgtLen int64 `json:"tgt_len,omitempty"`
+	// Mapped is a coarse segment's count of exactly mapped offsets (a
+	// lower bound), 0 for an exact one.
+	Mapped int64 `json:"mapped,omitempty"`
 }
+
+// Coarse reports whether the segment stands for merged segments.
+func (s Segment) Coarse() bool { return s.TgtLen > 0 }
 
 // SrcEnd is the source offset after the segment.
 func (s Segment) SrcEnd() int64 { return s.Src + s.Len }
 
 // TgtEnd is the target offset after the segment.
-func (s Segment) TgtEnd() int64 { return s.Tgt + s.Len }
+func (s Segment) TgtEnd() int64 { return s.Tgt + s.tgtLen() }
+
+func (s Segment) tgtLen() int64 {
+	if s.Coarse() {
+		return s.TgtLen
+	}
+	return s.Len
+}
+
+// mapped is how many offsets of the segment are known to map exactly.
+func (s Segment) mapped() int64 {
+	if s.Coarse() {
+		return s.Mapped
+	}
+	return s.Len
+}
+
+// weight is the most a translation inside the segment can round down by
+// (see roundDown): 0 for an exact segment.
+func (s Segment) weight() int64 {
+	if !s.Coarse() {
+		return 0
+	}
+	return min(s.Len+s.TgtLen-2*s.Mapped, s.TgtLen)
+}
+
+// span returns the segment covering source [src, srcEnd) and target
+// [tgt, tgtEnd) with mapped exactly mapped offsets: exact when nothing
+// else is inside, coarse otherwise.
+func span(src, srcEnd, tgt, tgtEnd, mapped int64) Segment {
+	n, m := srcEnd-src, tgtEnd-tgt
+	if mapped == n && mapped == m {
+		return Segment{Src: src, Tgt: tgt, Len: n}
+	}
+	return Segment{Src: src, Tgt: tgt, Len: n, TgtLen: m, Mapped: mapped}
+}
 
 func (s Segment) String() string {
+	if s.Coarse() {
+		return fmt.Sprintf("[%d,%d)~>[%d,%d)(%d mapped)", s.Src, s.SrcEnd(), s.Tgt, s.TgtEnd(), s.Mapped)
+	}
 	return fmt.Sprintf("[%d,%d)->[%d,%d)", s.Src, s.SrcEnd(), s.Tgt, s.TgtEnd())
+}
+
+// roundDown translates source offset u inside the coarse segment s
+// (Src < u < SrcEnd) to a target offset that is never after the exact
+// answer e, the one the merged exact segments would have given.
+//
+// Let G = Len-Mapped and H = TgtLen-Mapped bound the offsets in gaps on the
+// source and the target side. The merged segments are sorted on both sides
+// and start at (Src, Tgt), so fewer than u-Src source offsets before u
+// were mapped, and at least u-Src-G of them: e >= Tgt+(u-Src)-G. They end
+// at or before (SrcEnd, TgtEnd), so from u to SrcEnd at most H more target
+// offsets than source offsets follow: e >= TgtEnd-(SrcEnd-u)-H. And
+// e >= Tgt. The answer is the largest of the three, and e minus it is at
+// most min(G+H, TgtLen): the segment's weight.
+func (s Segment) roundDown(u int64) int64 {
+	g, h := s.Len-s.Mapped, s.TgtLen-s.Mapped
+	return max(s.Tgt, s.Tgt+(u-s.Src)-g, s.TgtEnd()-(s.SrcEnd()-u)-h)
 }
 
 // Partition is the offset map of one partition. It is not safe for
@@ -64,19 +159,48 @@ type Partition struct {
 	// when unknown.
 	start int64
 
-	// Changes since the last Drain, for persistence.
-	changed map[int64]bool // by Tgt: segments written or shortened
-	deleted map[int64]bool // by Tgt: segments removed
+	// max bounds len(segs) (0: unbounded); weight is the rounding the
+	// coarsening allows itself, doubled when that is not enough.
+	max    int
+	weight int64
+
+	// Changes since the last Drain, for persistence. A key (a segment's
+	// Tgt) is in at most one of changed and deleted. fresh keys were
+	// created since the last Drain and were never handed out: removing
+	// one needs no tombstone.
+	changed map[int64]bool // segments written, grown, shortened or merged
+	deleted map[int64]bool // segments removed
+	fresh   map[int64]bool
 	coverCh bool
 }
 
-// NewPartition returns an empty map.
+// NewPartition returns an empty, unbounded map.
 func NewPartition() *Partition {
-	return &Partition{covered: -1, start: -1, changed: map[int64]bool{}, deleted: map[int64]bool{}}
+	return &Partition{covered: -1, start: -1, changed: map[int64]bool{}, deleted: map[int64]bool{}, fresh: map[int64]bool{}}
 }
+
+// SetMaxSegments bounds the map to n segments (strait.index.max.segments;
+// DefaultMaxSegments by default): beyond n, the oldest segments are
+// coarsened at once and from then on, and translations inside coarse
+// segments round down. n <= 0 removes the bound; 1 counts as 2 (the newest
+// segment always stays exact). Lowering the bound of a map that holds more
+// coarsens it now, and the next Drain returns the merges.
+func (p *Partition) SetMaxSegments(n int) {
+	if n == 1 {
+		n = 2
+	}
+	p.max = max(n, 0)
+	p.bound()
+}
+
+// MaxSegments returns the bound, 0 when unbounded.
+func (p *Partition) MaxSegments() int { return p.max }
 
 // Segments returns a copy of the segments in order.
 func (p *Partition) Segments() []Segment { return append([]Segment(nil), p.segs...) }
+
+// Len returns the number of segments.
+func (p *Partition) Len() int { return len(p.segs) }
 
 // Covered returns the source offset below which everything is accounted for.
 func (p *Partition) Covered() int64 { return p.covered }
@@ -102,22 +226,48 @@ func (p *Partition) AckRange(src, tgt, n int64) {
 	if n <= 0 {
 		return
 	}
+	p.add(Segment{Src: src, Tgt: tgt, Len: n})
+	p.bound()
+}
+
+// add appends s (exact or coarse), after cutting what it supersedes, or
+// grows the last exact segment when s continues it on both sides.
+func (p *Partition) add(s Segment) {
 	if k := len(p.segs); k > 0 {
 		last := &p.segs[k-1]
 		switch {
-		case src == last.SrcEnd() && tgt == last.TgtEnd():
-			last.Len += n
+		case !s.Coarse() && !last.Coarse() && s.Src == last.SrcEnd() && s.Tgt == last.TgtEnd():
+			last.Len += s.Len
 			p.changed[last.Tgt] = true
-			p.cover(src + n)
+			p.cover(s.SrcEnd())
 			return
-		case src < last.SrcEnd() || tgt < last.TgtEnd():
-			p.cut(src, tgt)
+		case s.Src < last.SrcEnd() || s.Tgt < last.TgtEnd():
+			p.cut(s.Src, s.Tgt)
 		}
 	}
-	p.segs = append(p.segs, Segment{Src: src, Tgt: tgt, Len: n})
+	p.segs = append(p.segs, s)
+	p.created(s.Tgt)
+	p.cover(s.SrcEnd())
+}
+
+// created notes a new segment at key tgt.
+func (p *Partition) created(tgt int64) {
+	if p.deleted[tgt] {
+		delete(p.deleted, tgt) // its record is overwritten, not removed
+	} else if !p.changed[tgt] {
+		p.fresh[tgt] = true
+	}
 	p.changed[tgt] = true
-	delete(p.deleted, tgt)
-	p.cover(src + n)
+}
+
+// removed notes that the segment at key tgt is gone.
+func (p *Partition) removed(tgt int64) {
+	delete(p.changed, tgt)
+	if p.fresh[tgt] {
+		delete(p.fresh, tgt) // never handed out: nothing to remove
+		return
+	}
+	p.deleted[tgt] = true
 }
 
 // Cover records that every source offset below next is accounted for, for
@@ -132,40 +282,111 @@ func (p *Partition) cover(next int64) {
 }
 
 // cut drops whatever a replay from (src, tgt) supersedes: source offsets at
-// or after src, and target offsets at or after tgt.
+// or after src, and target offsets at or after tgt. Both sides are sorted,
+// so that is a suffix of the segments, of which only the first can keep a
+// part: the cost follows what is cut.
 func (p *Partition) cut(src, tgt int64) {
-	keep := p.segs[:0]
-	for _, s := range p.segs {
-		n := s.Len
-		if s.SrcEnd() > src {
-			n = min(n, src-s.Src)
-		}
-		if s.TgtEnd() > tgt {
-			n = min(n, tgt-s.Tgt)
-		}
+	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].SrcEnd() > src || p.segs[i].TgtEnd() > tgt })
+	for j := len(p.segs) - 1; j > i; j-- {
+		p.removed(p.segs[j].Tgt)
+	}
+	if i < len(p.segs) {
+		s := p.segs[i]
+		ns, nt := min(s.Len, src-s.Src), min(s.tgtLen(), tgt-s.Tgt)
 		switch {
-		case n <= 0:
-			p.deleted[s.Tgt] = true
-			delete(p.changed, s.Tgt)
-		case n < s.Len:
-			s.Len = n
+		case ns <= 0 || nt <= 0:
+			p.removed(s.Tgt)
+		case !s.Coarse():
+			p.segs[i].Len = min(ns, nt)
 			p.changed[s.Tgt] = true
-			keep = append(keep, s)
+			i++
 		default:
-			keep = append(keep, s)
+			// The records cut off are a suffix on both sides, so at
+			// most the longer of the two cut lengths were mapped.
+			cutOff := max(s.Len-ns, s.TgtLen-nt)
+			mapped := min(max(s.Mapped-cutOff, 0), ns, nt)
+			p.segs[i] = span(s.Src, s.Src+ns, s.Tgt, s.Tgt+nt, mapped)
+			p.changed[s.Tgt] = true
+			i++
 		}
 	}
-	p.segs = keep
+	clear(p.segs[i:])
+	p.segs = p.segs[:i]
 	if p.covered > src {
 		p.covered = src
 		p.coverCh = true
 	}
 }
 
+// bound coarsens the oldest segments when the map holds more than max,
+// down to three quarters of max, so that the next pass comes only after a
+// quarter of max new segments. The newest half of max stays exact.
+func (p *Partition) bound() {
+	if p.max <= 0 || len(p.segs) <= p.max {
+		return
+	}
+	keep, low := p.max/2, p.max-p.max/4
+	for len(p.segs) > low {
+		if p.weight <= 0 {
+			p.weight = 1
+		}
+		p.coarsen(len(p.segs)-keep, len(p.segs)-low)
+		if len(p.segs) > low {
+			if p.weight > math.MaxInt64/2 {
+				p.weight = math.MaxInt64 // every run fits: the next pass merges all
+			} else {
+				p.weight *= 2
+			}
+		}
+	}
+}
+
+// coarsen merges runs of adjacent segments among the first end, oldest
+// first, each into one segment whose weight is at most p.weight, until
+// need segments are gone or none more can be merged.
+func (p *Partition) coarsen(end, need int) {
+	out := 0 // segs[:out] is the merged prefix
+	i := 0
+	for i < end {
+		if need <= 0 {
+			break
+		}
+		first := p.segs[i]
+		run := first
+		mapped := first.mapped()
+		j := i + 1
+		for ; j < end && j-i-1 < need; j++ {
+			next := p.segs[j]
+			c := span(first.Src, next.SrcEnd(), first.Tgt, next.TgtEnd(), mapped+next.mapped())
+			if c.weight() > p.weight {
+				break
+			}
+			run, mapped = c, mapped+next.mapped()
+		}
+		if j > i+1 {
+			for k := i + 1; k < j; k++ {
+				p.removed(p.segs[k].Tgt)
+			}
+			p.changed[run.Tgt] = true
+			need -= j - i - 1
+		}
+		p.segs[out] = run
+		out++
+		i = j
+	}
+	if out == i {
+		return // nothing merged
+	}
+	n := copy(p.segs[out:], p.segs[i:])
+	clear(p.segs[out+n:])
+	p.segs = p.segs[:out+n]
+}
+
 // Result explains a translation.
 type Result int
 
-// Translation outcomes.
+// Translation outcomes. Exact and Rounded carry a target offset; the
+// others do not.
 const (
 	Exact        Result = iota // the offset is exact
 	BeforeStart                // the source offset is before the first copied record
@@ -177,7 +398,15 @@ const (
 	// UnknownTopic: the source does not describe the topic (deleted, or
 	// not visible), so which incarnation an offset belongs to is unknown.
 	UnknownTopic
+	// Rounded: the offset is in a coarse part of a bounded map and was
+	// rounded down. A consumer starting there reads some records again
+	// but never skips one: safe to commit or checkpoint.
+	Rounded
 )
+
+// Usable reports whether the result carries a target offset a consumer
+// can start at without skipping a record: Exact or Rounded.
+func (r Result) Usable() bool { return r == Exact || r == Rounded }
 
 func (r Result) String() string {
 	switch r {
@@ -191,13 +420,16 @@ func (r Result) String() string {
 		return "the index holds another incarnation of the source topic"
 	case UnknownTopic:
 		return "the source topic is unknown"
+	case Rounded:
+		return "not exact: rounded down to an earlier position (some records are read again)"
 	default:
 		return "nothing replicated"
 	}
 }
 
 // Translate returns the target offset a consumer must start at to read
-// first exactly the record a source consumer at offset u reads next.
+// first exactly the record a source consumer at offset u reads next, or,
+// inside a coarse segment, an earlier one (Rounded). It costs O(log n).
 func (p *Partition) Translate(u int64) (int64, Result) {
 	if len(p.segs) == 0 {
 		return -1, Empty
@@ -211,10 +443,14 @@ func (p *Partition) Translate(u int64) (int64, Result) {
 	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].SrcEnd() > u })
 	if i < len(p.segs) {
 		s := p.segs[i]
-		if u >= s.Src {
+		switch {
+		case u <= s.Src:
+			return s.Tgt, Exact
+		case s.Coarse():
+			return s.roundDown(u), Rounded
+		default:
 			return s.Tgt + (u - s.Src), Exact
 		}
-		return s.Tgt, Exact
 	}
 	last := p.segs[len(p.segs)-1]
 	if u <= p.covered {
@@ -228,11 +464,14 @@ func (p *Partition) Translate(u int64) (int64, Result) {
 // the map still knows where the target stands.
 func (p *Partition) Prune(logStart int64) int {
 	n := 0
-	for len(p.segs) > 1 && p.segs[0].SrcEnd() <= logStart {
-		p.deleted[p.segs[0].Tgt] = true
-		delete(p.changed, p.segs[0].Tgt)
-		p.segs = p.segs[1:]
+	for len(p.segs)-n > 1 && p.segs[n].SrcEnd() <= logStart {
+		p.removed(p.segs[n].Tgt)
 		n++
+	}
+	if n > 0 {
+		k := copy(p.segs, p.segs[n:])
+		clear(p.segs[k:])
+		p.segs = p.segs[:k]
 	}
 	return n
 }
@@ -249,44 +488,77 @@ type Change struct {
 
 // Drain returns the changes since the last Drain, in target order. When
 // only the coverage moved, the last segment is returned again so the new
-// coverage is persisted.
+// coverage is persisted. Its cost follows the changes, not the segments.
 func (p *Partition) Drain() []Change {
-	var out []Change
+	out := make([]Change, 0, len(p.deleted)+len(p.changed))
 	for tgt := range p.deleted {
 		out = append(out, Change{Segment: Segment{Tgt: tgt}, Deleted: true, Covered: p.covered, Start: p.start})
 	}
-	for _, s := range p.segs {
-		if p.changed[s.Tgt] {
-			out = append(out, Change{Segment: s, Covered: p.covered, Start: p.start})
+	for tgt := range p.changed {
+		if i, ok := p.find(tgt); ok {
+			out = append(out, Change{Segment: p.segs[i], Covered: p.covered, Start: p.start})
 		}
 	}
 	if len(out) == 0 && p.coverCh && len(p.segs) > 0 {
 		out = append(out, Change{Segment: p.segs[len(p.segs)-1], Covered: p.covered, Start: p.start})
 	}
-	clear(p.changed)
-	clear(p.deleted)
-	p.coverCh = false
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Segment.Tgt < out[j].Segment.Tgt })
+	p.forget()
+	sort.Slice(out, func(i, j int) bool { return out[i].Segment.Tgt < out[j].Segment.Tgt })
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// forget empties the change sets. Non-empty sets are replaced, not
+// cleared: clearing a map costs its capacity, which a burst of changes
+// (a restore, a coarsening pass) leaves large.
+func (p *Partition) forget() {
+	for _, m := range []*map[int64]bool{&p.changed, &p.deleted, &p.fresh} {
+		if len(*m) > 0 {
+			*m = map[int64]bool{}
+		}
+	}
+	p.coverCh = false
+}
+
+// find returns the index of the segment at key tgt.
+func (p *Partition) find(tgt int64) (int, bool) {
+	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].Tgt >= tgt })
+	return i, i < len(p.segs) && p.segs[i].Tgt == tgt
 }
 
 // Restore rebuilds a map from persisted segments (any order), the coverage
 // and the start stored with them. Overlaps left by an interrupted writer
-// are resolved the way AckRange would have: later target ranges win.
+// are resolved the way AckRange would have: later target ranges win. The
+// resolution is kept as changes, so the next Drain rewrites or removes the
+// persisted segments it changed. The map is unbounded until
+// SetMaxSegments.
 func Restore(segs []Segment, covered, start int64) *Partition {
 	p := NewPartition()
 	sorted := append([]Segment(nil), segs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Tgt < sorted[j].Tgt })
+	in := make(map[int64]Segment, len(sorted))
 	for _, s := range sorted {
-		p.AckRange(s.Src, s.Tgt, s.Len)
+		in[s.Tgt] = s
+		if s.Len > 0 {
+			p.add(s)
+		}
 	}
 	p.covered = max(covered, -1)
 	p.start = max(start, -1)
 	if n := len(p.segs); n > 0 && p.covered < p.segs[n-1].SrcEnd() {
 		p.covered = p.segs[n-1].SrcEnd()
 	}
-	clear(p.changed)
-	clear(p.deleted)
-	p.coverCh = false
+	p.forget()
+	for _, s := range p.segs {
+		if in[s.Tgt] != s {
+			p.changed[s.Tgt] = true
+		}
+		delete(in, s.Tgt)
+	}
+	for tgt := range in {
+		p.deleted[tgt] = true
+	}
 	return p
 }
