@@ -10,10 +10,15 @@ import "encoding/binary"
 // segment that a replay or pruning made obsolete.
 //
 // Key: STRING topic (source), INT32 partition, INT64 tgt.
-// Value: INT16 version (0), INT64 src, INT64 tgt, INT64 len, INT64 covered,
-// INT64 start, 16 bytes source topic ID. Covered is the partition's coverage
-// when the record was written (every source offset below it was accounted
-// for); start is where replication of the partition began (-1 unknown).
+// Value, version 0 (an exact segment): INT16 version (0), INT64 src,
+// INT64 tgt, INT64 len, INT64 covered, INT64 start, 16 bytes source topic
+// ID. Covered is the partition's coverage when the record was written
+// (every source offset below it was accounted for); start is where
+// replication of the partition began (-1 unknown).
+// Value, version 1 (a coarse segment, see offsets.Segment): version 0's
+// fields with version 1, then INT64 tgtLen (> 0) and INT64 mapped
+// (0 <= mapped <= min(len, tgtLen)). Exact segments are still written as
+// version 0, so their records are byte for byte what they were.
 type IndexSegment struct {
 	Topic     string
 	Partition int32
@@ -22,7 +27,17 @@ type IndexSegment struct {
 	Covered   int64
 	Start     int64
 	TopicID   [16]byte
+	// TgtLen and Mapped are a coarse segment's target length and count of
+	// exactly mapped offsets; both 0 for an exact segment.
+	TgtLen int64
+	Mapped int64
 }
+
+// Index segment value versions.
+const (
+	indexExact  = 0
+	indexCoarse = 1
+)
 
 // IndexKey identifies a segment.
 type IndexKey struct {
@@ -46,13 +61,23 @@ func (s IndexSegment) Key() IndexKey {
 	return IndexKey{Topic: s.Topic, Partition: s.Partition, Tgt: s.Tgt}
 }
 
-// AppendValue appends the record value to dst.
+// AppendValue appends the record value to dst: version 1 for a coarse
+// segment (TgtLen > 0), else version 0.
 func (s IndexSegment) AppendValue(dst []byte) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, valueVersion)
+	version := uint16(indexExact)
+	if s.TgtLen > 0 {
+		version = indexCoarse
+	}
+	dst = binary.BigEndian.AppendUint16(dst, version)
 	for _, v := range []int64{s.Src, s.Tgt, s.Len, s.Covered, s.Start} {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(v))
 	}
-	return append(dst, s.TopicID[:]...)
+	dst = append(dst, s.TopicID[:]...)
+	if version == indexCoarse {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(s.TgtLen))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(s.Mapped))
+	}
+	return dst
 }
 
 // DecodeIndexKey decodes a segment key.
@@ -88,8 +113,14 @@ func DecodeIndexSegment(key, value []byte) (IndexSegment, error) {
 		return s, tombstone(KindIndexSegment, "value")
 	}
 	r := reader{kind: KindIndexSegment, b: value}
-	if _, err = r.int16("version"); err != nil {
+	version, err := r.int16("version")
+	if err != nil {
 		return IndexSegment{}, err
+	}
+	if version != indexExact && version != indexCoarse {
+		// A segment this version cannot read: reading it as another
+		// would translate wrongly.
+		return IndexSegment{}, r.fail("version", "version %d is not one this Strait reads (0, 1): it was written by a newer Strait", version)
 	}
 	fields := []struct {
 		name string
@@ -104,8 +135,20 @@ func DecodeIndexSegment(key, value []byte) (IndexSegment, error) {
 		return IndexSegment{}, err
 	}
 	copy(s.TopicID[:], r.b[:16])
+	r.b = r.b[16:]
 	if s.Tgt != k.Tgt || s.Len < 0 {
 		return IndexSegment{}, r.fail("tgt", "value (tgt %d, len %d) does not match key tgt %d", s.Tgt, s.Len, k.Tgt)
+	}
+	if version == indexCoarse {
+		if s.TgtLen, err = r.int64("tgtLen"); err != nil {
+			return IndexSegment{}, err
+		}
+		if s.Mapped, err = r.int64("mapped"); err != nil {
+			return IndexSegment{}, err
+		}
+		if s.Len <= 0 || s.TgtLen <= 0 || s.Mapped < 0 || s.Mapped > min(s.Len, s.TgtLen) {
+			return IndexSegment{}, r.fail("mapped", "coarse segment with len %d, tgtLen %d, mapped %d: want len and tgtLen > 0 and 0 <= mapped <= both", s.Len, s.TgtLen, s.Mapped)
+		}
 	}
 	return s, nil
 }
