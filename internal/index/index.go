@@ -44,16 +44,29 @@ func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) 
 	if len(updates) == 0 {
 		return nil
 	}
+	recs, err := records(topic, updates)
+	if err != nil {
+		return err
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("writing %d offset index records to %s: %w", len(recs), topic, err)
+	}
+	return nil
+}
+
+// records encodes updates as index records, in order.
+func records(topic string, updates []Update) ([]*kgo.Record, error) {
 	recs := make([]*kgo.Record, 0, len(updates))
 	for _, u := range updates {
+		c := u.Change.Segment
 		seg := wire.IndexSegment{
 			Topic: u.TP.Topic, Partition: u.TP.Partition,
-			Src: u.Change.Segment.Src, Tgt: u.Change.Segment.Tgt, Len: u.Change.Segment.Len,
+			Src: c.Src, Tgt: c.Tgt, Len: c.Len, TgtLen: c.TgtLen, Mapped: c.Mapped,
 			Covered: u.Change.Covered, Start: u.Change.Start, TopicID: u.TopicID,
 		}
 		key, err := seg.Key().AppendKey(nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r := &kgo.Record{Topic: topic, Partition: 0, Key: key}
 		if !u.Change.Deleted {
@@ -61,10 +74,7 @@ func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) 
 		}
 		recs = append(recs, r)
 	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return fmt.Errorf("writing %d offset index records to %s: %w", len(recs), topic, err)
-	}
-	return nil
+	return recs, nil
 }
 
 // Map is a loaded index: one offset map per source partition, with the
@@ -150,7 +160,14 @@ type state struct {
 // segments by Tgt.
 type tpState struct {
 	id   [16]byte
-	segs map[int64]wire.IndexSegment
+	segs map[int64]stored
+}
+
+// stored is one segment record's value, without what its partition's
+// records share.
+type stored struct {
+	seg            offsets.Segment
+	covered, start int64
 }
 
 func newState() *state { return &state{parts: map[TP]*tpState{}} }
@@ -171,14 +188,17 @@ func (s *state) add(key, value []byte) bool {
 	}
 	ts := s.parts[tp]
 	if ts == nil {
-		ts = &tpState{id: seg.TopicID, segs: map[int64]wire.IndexSegment{}}
+		ts = &tpState{id: seg.TopicID, segs: map[int64]stored{}}
 		s.parts[tp] = ts
 	}
 	if seg.TopicID != ts.id {
-		clear(ts.segs) // a new incarnation: the old one's segments are void
+		ts.segs = map[int64]stored{} // a new incarnation: the old one's segments are void
 		ts.id = seg.TopicID
 	}
-	ts.segs[seg.Tgt] = seg
+	ts.segs[seg.Tgt] = stored{
+		seg:     offsets.Segment{Src: seg.Src, Tgt: seg.Tgt, Len: seg.Len, TgtLen: seg.TgtLen, Mapped: seg.Mapped},
+		covered: seg.Covered, start: seg.Start,
+	}
 	return true
 }
 
@@ -189,23 +209,23 @@ func (s *state) build(only map[TP]bool) Map {
 			continue
 		}
 		var (
-			segs    []offsets.Segment
+			segs          = make([]offsets.Segment, 0, len(ts.segs))
 			covered int64 = -1
-			newest  wire.IndexSegment
+			newest  stored
 		)
 		keys := make([]int64, 0, len(ts.segs))
-		for _, seg := range ts.segs {
-			keys = append(keys, seg.Tgt)
-			segs = append(segs, offsets.Segment{Src: seg.Src, Tgt: seg.Tgt, Len: seg.Len})
-			if len(segs) == 1 || seg.Tgt > newest.Tgt {
-				newest = seg
+		for tgt, st := range ts.segs {
+			keys = append(keys, tgt)
+			segs = append(segs, st.seg)
+			if len(segs) == 1 || tgt > newest.seg.Tgt {
+				newest = st
 			}
-			covered = max(covered, seg.Covered)
+			covered = max(covered, st.covered)
 		}
 		if len(segs) == 0 {
 			continue
 		}
-		m.Parts[tp] = offsets.Restore(segs, covered, newest.Start)
+		m.Parts[tp] = offsets.Restore(segs, covered, newest.start)
 		m.IDs[tp] = ts.id
 		slices.Sort(keys)
 		m.keys[tp] = keys
