@@ -20,7 +20,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"strait/internal/offsets"
 	"strait/internal/policy"
 	"strait/internal/tail"
 	"strait/internal/wire"
@@ -187,7 +186,8 @@ func (c *Checkpointer) listGroups(ctx context.Context) ([]string, error) {
 
 // emit translates every group and writes the checkpoints that are newer
 // than the stored ones (MM2's rule: a new group, an upstream rewind, or a
-// downstream advance), so checkpoints never move back.
+// downstream advance), so checkpoints never move back. Exact and rounded
+// translations are written (see offsets.Rounded), no others.
 func (c *Checkpointer) emit(ctx context.Context, now time.Time) error {
 	var (
 		recs []*kgo.Record
@@ -202,7 +202,9 @@ func (c *Checkpointer) emit(ctx context.Context, now time.Time) error {
 			continue
 		}
 		for _, t := range ts {
-			if t.Result != offsets.Exact {
+			// A rounded-down offset is checkpointed too: it makes a
+			// consumer read some records again and never skips one.
+			if !t.Result.Usable() {
 				continue
 			}
 			cp := wire.Checkpoint{Group: g, Topic: t.RemoteTopic, Partition: t.Partition, UpstreamOffset: t.Upstream, DownstreamOffset: t.Downstream, Metadata: t.Metadata}
