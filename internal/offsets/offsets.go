@@ -54,12 +54,13 @@ import (
 )
 
 // DefaultMaxSegments is the default bound of a partition's map
-// (strait.index.max.segments). A segment costs about 40 bytes in the
-// mirror and about 120 bytes in each index reader, so a partition at the
-// bound costs about 1.6 MB in a node, and the newest 5,000 segments stay
-// exact: thousands of compaction holes or transactions at the head of a
-// compacted or transactional partition. Partitions of ordinary topics have
-// a handful of segments and never reach it.
+// (strait.index.max.segments). A segment costs about 45 bytes in the
+// mirror and about 170 bytes in each index reader (its record and its
+// translation cache), so a partition at the bound costs about 2 MB in a
+// node, while the newest 5,000 segments stay exact: thousands of
+// compaction holes or transactions at the head of a compacted or
+// transactional partition. Partitions of other topics have a handful of
+// segments and never reach it.
 const DefaultMaxSegments = 10_000
 
 // Segment maps source offsets [Src, Src+Len) to target offsets
@@ -190,6 +191,12 @@ func (p *Partition) SetMaxSegments(n int) {
 		n = 2
 	}
 	p.max = max(n, 0)
+	if p.weight == 0 {
+		// A restored map goes on at the granularity it was coarsened at.
+		for _, s := range p.segs {
+			p.weight = max(p.weight, s.weight())
+		}
+	}
 	p.bound()
 }
 

@@ -617,3 +617,24 @@ func TestCutCoarse(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundAfterRestore checks that a restored bounded map is not changed
+// by setting its bound again, and goes on at the granularity it had.
+func TestBoundAfterRestore(t *testing.T) {
+	p := holes(1000, 40)
+	q := Restore(p.Segments(), p.Covered(), p.Start())
+	q.SetMaxSegments(40)
+	if ch := q.Drain(); len(ch) != 0 {
+		t.Fatalf("setting the same bound changed %v", ch)
+	}
+	if q.weight != p.weight {
+		t.Fatalf("restored weight %d, want %d", q.weight, p.weight)
+	}
+	for i := int64(1000); i < 2000; i++ {
+		p.Ack(2*i, i)
+		q.Ack(2*i, i)
+	}
+	if !slices.Equal(p.Segments(), q.Segments()) {
+		t.Fatalf("restored map coarsens differently:\n%v\n%v", q.Segments(), p.Segments())
+	}
+}
