@@ -50,6 +50,7 @@ package offsets
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -545,9 +546,7 @@ func Restore(segs []Segment, covered, start int64) *Partition {
 	p := NewPartition()
 	sorted := append([]Segment(nil), segs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Tgt < sorted[j].Tgt })
-	in := make(map[int64]Segment, len(sorted))
 	for _, s := range sorted {
-		in[s.Tgt] = s
 		if s.Len > 0 {
 			p.add(s)
 		}
@@ -558,6 +557,13 @@ func Restore(segs []Segment, covered, start int64) *Partition {
 		p.covered = p.segs[n-1].SrcEnd()
 	}
 	p.forget()
+	if slices.Equal(sorted, p.segs) {
+		return p // nothing overlapped: nothing to persist
+	}
+	in := make(map[int64]Segment, len(sorted))
+	for _, s := range sorted {
+		in[s.Tgt] = s
+	}
 	for _, s := range p.segs {
 		if in[s.Tgt] != s {
 			p.changed[s.Tgt] = true
