@@ -69,7 +69,8 @@ func (p *Plan) Flow(source, target string) *FlowPlan {
 }
 
 // NewPlan maps the client settings of every role of every flow of cfg that
-// the daemon builds a client from. The plan is returned even on error, so
+// the daemon builds a client from; a plan in which no flow replicates is an
+// error, as the daemon refuses to run it. The plan is returned even on error, so
 // that its warnings can be shown. The error is a *config.Errors: each
 // setting that cannot be honoured once, with its key and line and the
 // clients it was meant for.
@@ -109,10 +110,14 @@ func NewPlan(cfg *config.Config) (*Plan, error) {
 	for _, w := range warnings.sorted() {
 		p.Warnings = append(p.Warnings, config.Warning{Origin: w.origin, Message: w.text()})
 	}
-	if len(problems) == 0 {
+	var errs config.Errors
+	if !slices.ContainsFunc(p.Flows, func(fp *FlowPlan) bool { return fp.Replicates }) {
+		errs = append(errs, config.Error{File: cfg.Path, Message: "no flow this node runs replicates data, and Strait does not run heartbeats alone: " +
+			"set <source>-><target>.enabled = true for a pair, or give --clusters the target of an enabled flow"})
+	}
+	if len(problems) == 0 && len(errs) == 0 {
 		return p, nil
 	}
-	var errs config.Errors
 	for _, pr := range problems.sorted() {
 		errs = append(errs, config.Error{File: cfg.Path, Origin: pr.origin, Message: pr.text()})
 	}
