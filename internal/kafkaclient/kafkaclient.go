@@ -2,7 +2,8 @@
 // of an MM2 configuration (`<alias>.producer.*`, `<alias>.consumer.*`,
 // `<alias>.admin.*` and the cluster's connection keys). Every Java key either
 // maps to a franz-go option, is consumed by Strait itself (returned in
-// Settings), or produces a warning that names it.
+// Settings), or produces a warning that names it. NewPlan maps every client
+// of every flow once; run, check and offsets translate all use that plan.
 package kafkaclient
 
 import (
