@@ -341,7 +341,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return err
 	}
-	dst, err := b.build(b.p.TargetProducer, "replication-producer", mirror.TargetOpts()...)
+	dst, err := b.build(b.p.TargetProducer, "replication-producer", mirror.TargetOpts(prodMap.Settings.BufferBytes)...)
 	if err != nil {
 		return err
 	}

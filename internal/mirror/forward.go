@@ -156,24 +156,24 @@ type forwarder struct {
 	inbox  chan []*fastPart
 	events chan any
 
-	parts         map[tp]*fastPart
-	srcMeta       map[string]topicMeta
-	dstMeta       map[string]topicMeta
-	srcStale      bool
-	dstStale      bool
-	metaInflight  int
-	lastMeta      time.Time
-	fetching      map[int32]bool
-	producing     map[int32]int
-	buffered      int64
-	pid           int64
-	epoch         int16
-	pidWanted     bool
-	pidInflight   bool
-	pidBackoff    time.Duration // after a failed InitProducerID; 0 after a success
-	pidNotBefore  time.Time
-	running       int // network goroutines outstanding
-	stopFetching  bool
+	parts        map[tp]*fastPart
+	srcMeta      map[string]topicMeta
+	dstMeta      map[string]topicMeta
+	srcStale     bool
+	dstStale     bool
+	metaInflight int
+	lastMeta     time.Time
+	fetching     map[int32]bool
+	producing    map[int32]int
+	buffered     int64
+	pid          int64
+	epoch        int16
+	pidWanted    bool
+	pidInflight  bool
+	pidBackoff   time.Duration // after a failed InitProducerID; 0 after a success
+	pidNotBefore time.Time
+	running      int // network goroutines outstanding
+	stopFetching bool
 }
 
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
@@ -355,10 +355,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	share, used := f.shares()
 	byBroker := map[int32]map[tp]*fastPart{}
 	for key, fp := range f.parts {
-		if fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil {
-			continue
-		}
-		if fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered || used[f.targetLeader(fp)] >= share {
+		if !f.fetchable(fp, now, share, used) {
 			continue
 		}
 		leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -423,6 +420,19 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			return fd
 		})
 	}
+}
+
+// fetchable reports whether a partition may fetch now: nothing pending for
+// it, room in its own buffer, in buffer.memory, and in its target broker's
+// share.
+func (f *forwarder) fetchable(fp *fastPart, now time.Time, share int64, used map[int32]int64) bool {
+	switch {
+	case fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil:
+		return false
+	case fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered:
+		return false
+	}
+	return used[f.targetLeader(fp)] < share
 }
 
 // shares returns each target broker's share of buffer.memory and the bytes

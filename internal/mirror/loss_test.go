@@ -8,24 +8,17 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/goleak"
 
 	"strait/internal/kafkatest"
 	"strait/internal/offsets"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// kfake clusters close their own goroutines asynchronously.
-		goleak.IgnoreAnyFunction("github.com/twmb/franz-go/pkg/kfake.(*Cluster).run"),
-	)
-}
 
 func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
@@ -54,7 +47,7 @@ func testPartition() *partition {
 }
 
 func testMirror() *Mirror {
-	return &Mirror{log: slog.New(slog.DiscardHandler), failed: make(chan *partition, 64), topics: map[string]*topicState{}}
+	return &Mirror{log: slog.New(slog.DiscardHandler), failed: make(chan *partition, 64), topics: map[string]*topicState{}, shares: newRecordShares(0)}
 }
 
 // send hands records at the given source offsets to the (simulated) producer.
@@ -63,7 +56,7 @@ func send(p *partition, offs ...int64) []*kgo.Record {
 	for _, o := range offs {
 		recs = append(recs, &kgo.Record{Offset: o})
 	}
-	return p.sendRecords(recs)
+	return p.sendRecords(recs, 1)
 }
 
 func acked(p *partition) int64 {
@@ -247,4 +240,142 @@ func TestCorruptBatchIsNotForwarded(t *testing.T) {
 			t.Fatalf("a batch with a bad CRC was queued for the target: %+v", q.h)
 		}
 	}
+}
+
+// A corrupt batch is fetched once more; a second bad CRC at the same
+// offset stops the partition, and a good copy the second time goes on.
+func TestCorruptBatchRefetchedOnceThenStops(t *testing.T) {
+	for _, secondGood := range []bool{false, true} {
+		t.Run(fmt.Sprint("second good ", secondGood), func(t *testing.T) {
+			m := testMirror()
+			f := testForwarder(m)
+			p := testPartition()
+			fp := &fastPart{p: p, next: 0}
+			key := tp{"t", 0}
+			f.parts[key] = fp
+			good := encodeBatch(0, 3, 0, -1, nil)
+			bad := append([]byte(nil), good...)
+			bad[len(bad)-2] ^= 0xff
+			fetch := func(b []byte) {
+				f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: fp.next}, resp: fetchResp("t", b)})
+			}
+			fetch(bad)
+			if p.failed() != nil || len(fp.queue) != 0 || fp.next != 0 {
+				t.Fatalf("after one bad CRC: err %v, %d queued, next %d; want a refetch at 0", p.failed(), len(fp.queue), fp.next)
+			}
+			if secondGood {
+				fetch(good)
+				if p.failed() != nil || len(fp.queue) != 1 || fp.next != 3 {
+					t.Fatalf("a good copy after a bad one: err %v, %d queued, next %d", p.failed(), len(fp.queue), fp.next)
+				}
+				return
+			}
+			fetch(bad)
+			if err := p.failed(); err == nil || !strings.Contains(err.Error(), "bad CRC") {
+				t.Fatalf("two bad CRCs in a row: partition error %v", err)
+			}
+		})
+	}
+}
+
+// After a discarded overlapping response, the next fetch at the
+// partition's offset is used: the committed batch is forwarded.
+func TestOverlappingFetchThenNextFetchForwards(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	p := testPartition()
+	fp := &fastPart{p: p, next: 0}
+	key := tp{"t", 0}
+	f.parts[key] = fp
+	aborted := abortedTxn(7, 0)
+	ctx := t.Context()
+	f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0},
+		resp: fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7)), aborted)})
+	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0},
+		resp: fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7), encodeBatch(3, 2, attrTxn, 7, nil)), aborted)})
+	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 3},
+		resp: fetchResp("t", encodeBatch(3, 2, attrTxn, 7, nil))})
+	var data []int64
+	for _, q := range fp.queue {
+		if !q.skip {
+			data = append(data, q.h.BaseOffset)
+		}
+	}
+	if len(data) != 1 || data[0] != 3 || fp.next != 5 {
+		t.Fatalf("queued data batches at %v, next %d; want the committed batch at 3 and next 5", data, fp.next)
+	}
+}
+
+// Path 1 on the fast path: metadata with a new topic ID stops the topic's
+// partitions instead of fetching the new incarnation at the old offsets.
+func TestNewTopicIDInMetadataStops(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	p := testPartition()
+	p.topic.ID = [16]byte{1}
+	fp := &fastPart{p: p, next: 1000}
+	f.parts[tp{"t", 0}] = fp
+	f.metaInflight = 1
+	f.handle(t.Context(), metaDone{source: true, meta: map[string]topicMeta{"t": {id: [16]byte{1}, leaders: []int32{1}}}})
+	if p.failed() != nil {
+		t.Fatalf("same topic ID: %v", p.failed())
+	}
+	f.metaInflight = 1
+	f.handle(t.Context(), metaDone{source: true, meta: map[string]topicMeta{"t": {id: [16]byte{2}, leaders: []int32{1}}}})
+	if err := p.failed(); err == nil || !strings.Contains(err.Error(), "deleted and recreated") {
+		t.Fatalf("new topic ID: partition error %v", err)
+	}
+}
+
+// Path 9: partitions whose target broker is dead hold at most that
+// broker's share of buffer.memory, so the others keep fetching.
+func TestDeadTargetBrokerKeepsItsShare(t *testing.T) {
+	m := testMirror()
+	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 1000}, forwardDeps{Totals: &m.totals, Log: m.log})
+	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 2}}
+	stuck, healthy := testPartition(), testPartition()
+	healthy.num = 1
+	fs, fh := &fastPart{p: stuck}, &fastPart{p: healthy}
+	f.parts[tp{"t", 0}], f.parts[tp{"t", 1}] = fs, fh
+	// The stuck partition (leader 1) fills its queue fetch after fetch.
+	for range 10 {
+		if !wantsFetch(f, fs) {
+			break
+		}
+		fs.queue = append(fs.queue, qbatch{data: make([]byte, 100)})
+		fs.queueBytes += 100
+		f.buffered += 100
+	}
+	if fs.queueBytes > 500 {
+		t.Fatalf("the partitions of a dead broker hold %d of 1000 buffered bytes, more than their broker's share", fs.queueBytes)
+	}
+	if !wantsFetch(f, fh) {
+		t.Fatal("a healthy broker's partition stopped fetching while another broker is dead")
+	}
+}
+
+// Path 11: InitProducerID failures back off exponentially, with a cap.
+func TestInitProducerIDBacksOff(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	var waits []time.Duration
+	for range 12 {
+		f.pidInflight = true
+		before := time.Now()
+		f.handle(t.Context(), pidDone{err: kerr.CoordinatorNotAvailable})
+		waits = append(waits, f.pidNotBefore.Sub(before))
+	}
+	if waits[0] > pidBackoffMin+time.Millisecond || waits[5] < 1*time.Second || waits[11] > pidBackoffMax+time.Millisecond {
+		t.Fatalf("waits after repeated failures: %v", waits)
+	}
+	f.pidInflight = true
+	f.handle(t.Context(), pidDone{pid: 5})
+	if f.pidBackoff != 0 || f.pid != 5 {
+		t.Fatalf("after a success: backoff %v, pid %d", f.pidBackoff, f.pid)
+	}
+}
+
+func wantsFetch(f *forwarder, fp *fastPart) bool {
+	share, used := f.shares()
+	return f.fetchable(fp, time.Now(), share, used)
 }

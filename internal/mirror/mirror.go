@@ -137,6 +137,7 @@ type Mirror struct {
 
 	fwd       *forwarder     // the fast path; nil when off
 	throttle  *throttle      // nil when unlimited
+	shares    *recordShares  // the record path's bytes in the producer, by target broker
 	index     index.Map      // loaded at start; seeds each partition's map
 	unsent    []index.Update // index changes whose write failed, sent first next time
 	lastPrune time.Time
@@ -181,6 +182,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		failed:   make(chan *partition, 64),
 		topics:   make(map[string]*topicState),
 		throttle: newThrottle(cfg.ThrottleBytesPerSecond),
+		shares:   newRecordShares(cfg.MaxBuffered),
 	}
 	if cfg.FastPath {
 		codec := batch.Codec(-1)
@@ -231,9 +233,18 @@ func SourceOpts(readCommitted bool, fetchMaxBytes int32) []kgo.Opt {
 	}
 }
 
-// TargetOpts are the options the target producer needs.
-func TargetOpts() []kgo.Opt {
+// TargetOpts are the options the target producer needs; they apply after
+// the user's settings. bufferBytes is buffer.memory (0 unset).
+func TargetOpts(bufferBytes int64) []kgo.Opt {
+	if bufferBytes <= 0 {
+		bufferBytes = 32 << 20
+	}
 	return []kgo.Opt{
+		// The record path keeps buffer.memory itself, per target broker
+		// (recordShares): franz-go's own limit only backs it up, above
+		// what one fetch can add, so that Produce never blocks the poll
+		// loop on records a dead broker holds.
+		kgo.MaxBufferedBytes(int(bufferBytes + 2*recordFetchBytes)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		// Never drop records: retry until acknowledged or shutdown.
 		kgo.RecordRetries(1 << 30),
@@ -344,9 +355,25 @@ func (m *Mirror) Run(ctx context.Context) error {
 
 // poll moves fetched records to the producer until ctx is done.
 func (m *Mirror) poll(ctx context.Context) {
+	paused := map[*partition]bool{} // over their target broker's share
 	for {
 		m.pauseFailed()
-		fetches := m.src.PollFetches(ctx)
+		share := m.shares.share(m.dst)
+		for p := range paused {
+			// The leader as known now: at the first fetch the producer may
+			// not know the remote topic yet (-1).
+			leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
+			if m.shares.usedBy(leader) <= share/2 {
+				delete(paused, p)
+				m.src.ResumeFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+			}
+		}
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if len(paused) > 0 {
+			pollCtx, cancel = context.WithTimeout(ctx, 200*time.Millisecond) // to resume them
+		}
+		fetches := m.src.PollFetches(pollCtx)
+		cancel()
 		if ctx.Err() != nil || fetches.IsClientClosed() {
 			return
 		}
@@ -376,8 +403,17 @@ func (m *Mirror) poll(ctx context.Context) {
 					return // stopping: these records are fetched again after restart
 				}
 			}
-			for _, r := range p.sendRecords(ftp.Records) {
-				m.dst.Produce(r.Context, r, m.promise)
+			leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
+			for _, r := range p.sendRecords(ftp.Records, leader) {
+				rc := r.Context.(*recordCtx)
+				m.shares.charge(leader, rc.size)
+				m.dst.Produce(rc, r, m.promise)
+			}
+			if m.shares.usedBy(leader) >= share {
+				if !paused[p] {
+					paused[p] = true
+					m.src.PauseFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+				}
 			}
 		})
 	}
@@ -391,6 +427,7 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		return
 	}
 	p := rc.p
+	m.shares.release(rc.leader, rc.size)
 	if err != nil {
 		if p.failRecord(rc.src, m.produceError(p, rc.src, r, err)) {
 			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
@@ -405,12 +442,8 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		return
 	}
 	p.records.Add(1)
-	n := int64(len(r.Key) + len(r.Value))
-	for _, h := range r.Headers {
-		n += int64(len(h.Key) + len(h.Value))
-	}
-	p.bytes.Add(n)
-	m.totals.add(1, n)
+	p.bytes.Add(rc.size)
+	m.totals.add(1, rc.size)
 }
 
 // produceError explains why the record at source offset src was not
@@ -421,10 +454,7 @@ func (m *Mirror) produceError(p *partition, src int64, r *kgo.Record, err error)
 		return err // the shutdown deadline: copied again after a restart
 	}
 	if tooLarge(err) {
-		size := len(r.Key) + len(r.Value)
-		for _, h := range r.Headers {
-			size += len(h.Key) + len(h.Value)
-		}
+		size := recordSize(r)
 		return fmt.Errorf("record %s[%d] offset %d (%d bytes of key, value and headers) is larger than %s accepts (%s): raise max.message.bytes of %s on the target, and the target producer's max.request.size, above it; Strait stopped the partition rather than skip the record: %w",
 			p.topic.Source, p.num, src, size, p.topic.Remote, p.topic.limitText(), p.topic.Remote, err)
 	}

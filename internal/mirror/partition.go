@@ -67,8 +67,10 @@ func newPartition(ts *topicState, num int32, initial bool, idx *offsets.Partitio
 // and its source offset.
 type recordCtx struct {
 	context.Context
-	p   *partition
-	src int64
+	p      *partition
+	src    int64
+	leader int32 // target broker the record's bytes were charged to
+	size   int64 // its bytes in the producer's buffer (recordSize)
 }
 
 // advance moves progress to next, never past a failed record. The caller
@@ -89,8 +91,9 @@ func (p *partition) advance(next int64) {
 // sendRecords prepares the records of one fetch for the producer: data
 // records get the remote topic and a recordCtx, markers only move progress
 // once everything before them is acknowledged. It returns the records to
-// produce, none when the partition is stopped.
-func (p *partition) sendRecords(recs []*kgo.Record) []*kgo.Record {
+// produce, none when the partition is stopped; leader is the target broker
+// their bytes are charged to (recordShares).
+func (p *partition) sendRecords(recs []*kgo.Record, leader int32) []*kgo.Record {
 	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record
 	out := recs[:0:0]
 	p.mu.Lock()
@@ -103,7 +106,7 @@ func (p *partition) sendRecords(recs []*kgo.Record) []*kgo.Record {
 			p.markerAt(r.Offset)
 			continue
 		}
-		ctxs[i] = recordCtx{Context: p.ctx, p: p, src: r.Offset}
+		ctxs[i] = recordCtx{Context: p.ctx, p: p, src: r.Offset, leader: leader, size: recordSize(r)}
 		r.Topic = p.topic.Remote
 		r.Context = &ctxs[i]
 		p.inflight++
