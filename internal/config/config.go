@@ -231,6 +231,10 @@ type Flow struct {
 	// FastPath is strait.fast.path (default true): forward raw record
 	// batches where no record needs changing.
 	FastPath bool
+	// IndexMaxSegments is strait.index.max.segments: the most segments
+	// one partition's offset map keeps exact (offsets.DefaultMaxSegments
+	// by default); beyond it the oldest merge and translate rounded down.
+	IndexMaxSegments int
 
 	// Origins says where each setting above came from, by MM2 key name
 	// (e.g. "topics", "offset.flush.interval.ms"); a key that is absent has

@@ -167,6 +167,7 @@ func (c *Config) settings(f *Flow) []setting {
 	}
 	add(keyThrottle, throttle)
 	add(keyFastPath, b(f.FastPath))
+	add(keyIndexMaxSegments, i(f.IndexMaxSegments))
 	return out
 }
 

@@ -5,9 +5,11 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"strait/internal/offsets"
 	"strait/internal/policy"
 )
 
@@ -376,6 +378,8 @@ func (l *loader) flow(s, t string) *Flow {
 	r.integer("transaction.boundary.interval.ms", 64, 0)
 
 	f.FastPath = r.boolean(keyFastPath, true)
+	f.IndexMaxSegments = int(r.atLeast(keyIndexMaxSegments, 31, offsets.DefaultMaxSegments, 2,
+		"an offset map needs at least 2 segments; the default is "+strconv.Itoa(offsets.DefaultMaxSegments)))
 	if e := r.get(keyThrottle); e != nil {
 		v, err := parseInt(e.trimmed(), 64)
 		switch {

@@ -194,11 +194,12 @@ var workerKeyPrefixes = []string{"key.converter.", "value.converter.", "header.c
 
 // Strait's own keys (not read by MM2, which ignores them).
 const (
-	keyThrottle = "strait.throttle.bytes.per.second"
-	keyFastPath = "strait.fast.path"
+	keyThrottle         = "strait.throttle.bytes.per.second"
+	keyFastPath         = "strait.fast.path"
+	keyIndexMaxSegments = "strait.index.max.segments"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

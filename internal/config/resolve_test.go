@@ -226,6 +226,7 @@ func TestFlowResolution(t *testing.T) {
 					AdminTimeout:                      time.Minute,
 					FlushInterval:                     time.Second,
 					FastPath:                          true,
+					IndexMaxSegments:                  10000,
 					ExactlyOnceSupport:                "requested",
 					OffsetStorageTopic:                "mm2-offsets.A.internal",
 				}

@@ -414,6 +414,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		FetchMaxBytes:          consMap.Settings.FetchMaxBytes,
 		MaxBuffered:            prodMap.Settings.BufferBytes,
 		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
+		IndexMaxSegments:       fc.IndexMaxSegments,
 	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
 
 	interval := fc.RefreshTopicsInterval
@@ -489,6 +490,9 @@ func internalProducerOpts() []kgo.Opt {
 	return []kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.DisableIdempotentWrite(),
+		// One request at a time keeps the index topic in write order
+		// (an old incarnation's tombstones before the new one's segments).
+		kgo.MaxProduceRequestsInflightPerBroker(1),
 		kgo.RecordDeliveryTimeout(30 * time.Second),
 	}
 }

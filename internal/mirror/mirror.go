@@ -26,6 +26,7 @@ import (
 
 	"strait/internal/batch"
 	"strait/internal/index"
+	"strait/internal/offsets"
 )
 
 // Config is what one flow's data plane needs beyond its clients.
@@ -70,9 +71,12 @@ type Config struct {
 	// (max.partition.fetch.bytes, fetch.max.bytes); 0 = Kafka's defaults.
 	PartitionFetchSize int32
 	FetchMaxBytes      int32
-	// MaxBuffered bounds fetched, unacknowledged fast-path bytes
+	// MaxBuffered bounds fetched, unacknowledged bytes on both paths
 	// (buffer.memory); 0 = 32 MiB.
 	MaxBuffered int64
+	// IndexMaxSegments bounds each partition's offset map
+	// (strait.index.max.segments); 0 = offsets.DefaultMaxSegments.
+	IndexMaxSegments int
 	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
 	ThrottleBytesPerSecond int64
 }
@@ -169,6 +173,9 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.IndexMaxSegments <= 0 {
+		cfg.IndexMaxSegments = offsets.DefaultMaxSegments
 	}
 	m := &Mirror{
 		cfg:      cfg,

@@ -47,6 +47,7 @@ type partition struct {
 
 	idx   *offsets.Partition   // exact offset map, fed by acknowledgements
 	syncs *offsets.SyncEmitter // MM2 offset-sync emission state
+	purge []offsets.Change     // tombstones of an older incarnation's index segments, written first
 
 	removed atomic.Bool  // its topic was deleted on the source
 	fast    atomic.Bool  // on the fast path (forwarder) rather than the record path
@@ -264,7 +265,9 @@ func (p *partition) position() int64 {
 func (p *partition) drain() (next, committed int64, changes []offsets.Change, syncs []offsets.Sync) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.acked, p.committed, p.idx.Drain(), p.syncs.Flush()
+	changes = append(p.purge, p.idx.Drain()...)
+	p.purge = nil
+	return p.acked, p.committed, changes, p.syncs.Flush()
 }
 
 // setCommitted records progress stored on the target.

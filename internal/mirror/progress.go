@@ -119,9 +119,18 @@ func (m *Mirror) commit(ctx context.Context) error {
 		p    *partition
 		next int64
 	}
+	// Index writes that failed go first, alone: progress drained now may
+	// rely on them, and while the target refuses writes, what waits stays
+	// at one update per index key.
+	if len(m.unsent) > 0 {
+		if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, m.unsent); err != nil {
+			return err
+		}
+		m.unsent = nil
+	}
 	var (
 		todo    []moved
-		updates = m.unsent
+		updates []index.Update
 		syncs   []*kgo.Record
 	)
 	offs := make(kadm.Offsets)
@@ -148,10 +157,9 @@ func (m *Mirror) commit(ctx context.Context) error {
 	m.mu.RUnlock()
 
 	if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, updates); err != nil {
-		m.unsent = updates
+		m.unsent = index.Coalesce(updates)
 		return err
 	}
-	m.unsent = nil
 	if len(syncs) > 0 {
 		if err := m.cl.SyncWriter.ProduceSync(ctx, syncs...).FirstErr(); err != nil {
 			m.log.Warn("writing MM2 offset syncs failed; Strait's own index is unaffected", "topic", m.cfg.SyncTopic, "err", err)

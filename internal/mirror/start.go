@@ -54,7 +54,13 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			if prev := m.index.Parts[tp]; prev != nil && m.index.IDs[tp] == t.ID {
 				idx = prev
 			}
+			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
 			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
+			// A previous incarnation's segments are deleted with the first
+			// write of this one, so compaction does not keep them forever.
+			for _, u := range m.index.Purge(tp, t.ID) {
+				p.purge = append(p.purge, u.Change)
+			}
 			ts.parts = append(ts.parts, p)
 			added = append(added, p)
 		}
