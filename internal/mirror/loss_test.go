@@ -56,7 +56,8 @@ func send(p *partition, offs ...int64) []*kgo.Record {
 	for _, o := range offs {
 		recs = append(recs, &kgo.Record{Offset: o})
 	}
-	return p.sendRecords(recs, 1)
+	send, _ := p.sendRecords(recs, 1, 0)
+	return send
 }
 
 func acked(p *partition) int64 {
@@ -378,4 +379,25 @@ func TestInitProducerIDBacksOff(t *testing.T) {
 func wantsFetch(f *forwarder, fp *fastPart) bool {
 	share, used := f.shares()
 	return f.fetchable(fp, time.Now(), share, used)
+}
+
+// batchSizeAlone matches the size of the batch a producer writes for one
+// uncompressed record, which is what a broker checks max.message.bytes on.
+func TestBatchSizeAlone(t *testing.T) {
+	for _, r := range []*kgo.Record{
+		{},
+		{Key: []byte("k"), Value: make([]byte, 300)},
+		{Value: make([]byte, 1_500_000), Headers: []kgo.RecordHeader{{Key: "a", Value: make([]byte, 200)}, {Key: "bb"}}},
+	} {
+		rec := kmsg.Record{Key: r.Key, Value: r.Value}
+		for _, h := range r.Headers {
+			rec.Headers = append(rec.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
+		}
+		body := rec.AppendTo(nil)
+		rec.Length = int32(len(body) - 1)
+		b := kmsg.RecordBatch{Magic: 2, NumRecords: 1, Records: rec.AppendTo(nil)}
+		if got, want := batchSizeAlone(r), int64(len(b.AppendTo(nil))); got != want {
+			t.Errorf("record of %d+%d bytes and %d headers: batchSizeAlone %d, encoded batch %d", len(r.Key), len(r.Value), len(r.Headers), got, want)
+		}
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/batch"
@@ -411,10 +412,23 @@ func (m *Mirror) poll(ctx context.Context) {
 				}
 			}
 			leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
-			for _, r := range p.sendRecords(ftp.Records, leader) {
+			var limit int64
+			if m.cfg.Compression == "" || m.cfg.Compression == "none" {
+				limit = p.topic.maxMessageBytes.Load()
+			}
+			send, tooBig := p.sendRecords(ftp.Records, leader, limit)
+			for _, r := range send {
 				rc := r.Context.(*recordCtx)
 				m.shares.charge(leader, rc.size)
 				m.dst.Produce(rc, r, m.promise)
+			}
+			if tooBig != nil {
+				err := m.produceError(p, tooBig.Offset, tooBig, kerr.MessageTooLarge)
+				if p.stop(err) {
+					m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", err)
+					m.pause(p)
+				}
+				return
 			}
 			if m.shares.usedBy(leader) >= share {
 				if !paused[p] {
@@ -462,6 +476,12 @@ func (m *Mirror) produceError(p *partition, src int64, r *kgo.Record, err error)
 	}
 	if tooLarge(err) {
 		size := recordSize(r)
+		if limit := p.topic.maxMessageBytes.Load(); limit > 0 && batchSizeAlone(r) <= limit {
+			// The record fits; the batch the producer built around it
+			// does not.
+			return fmt.Errorf("writing %s[%d] offset %d (%d bytes) to %s: the target refused the producer's batch as larger than its max.message.bytes=%d: set the target producer's max.request.size at most %d, or raise max.message.bytes of %s; Strait stopped the partition rather than skip records: %w",
+				p.topic.Source, p.num, src, size, p.topic.Remote, limit, limit, p.topic.Remote, err)
+		}
 		return fmt.Errorf("record %s[%d] offset %d (%d bytes of key, value and headers) is larger than %s accepts (%s): raise max.message.bytes of %s on the target, and the target producer's max.request.size, above it; Strait stopped the partition rather than skip the record: %w",
 			p.topic.Source, p.num, src, size, p.topic.Remote, p.topic.limitText(), p.topic.Remote, err)
 	}

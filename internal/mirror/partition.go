@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/batch"
 	"strait/internal/offsets"
 )
 
@@ -22,8 +23,9 @@ import (
 //     the record at source offset h failed, acked stays at most h (halt);
 //   - the offset map and the MM2 sync state learn only acknowledged
 //     records, in source order;
-//   - a stopped partition (err set) never moves its progress again; it is
-//     not resumed in this run.
+//   - a stopped partition (err set) sends nothing more and is not resumed
+//     in this run; records it sent before still count when the target
+//     acknowledges them, up to halt.
 //
 // The record path attaches a recordCtx to every record it hands to the
 // producer, so each acknowledgement carries its own source offset: nothing
@@ -77,9 +79,6 @@ type recordCtx struct {
 // advance moves progress to next, never past a failed record. The caller
 // holds mu.
 func (p *partition) advance(next int64) {
-	if p.err != nil {
-		return
-	}
 	next = min(next, p.halt)
 	if next > p.acked {
 		p.acked = next
@@ -93,19 +92,27 @@ func (p *partition) advance(next int64) {
 // records get the remote topic and a recordCtx, markers only move progress
 // once everything before them is acknowledged. It returns the records to
 // produce, none when the partition is stopped; leader is the target broker
-// their bytes are charged to (recordShares).
-func (p *partition) sendRecords(recs []*kgo.Record, leader int32) []*kgo.Record {
+// their bytes are charged to (recordShares). With limit > 0 (the remote
+// topic's max.message.bytes, when the producer does not compress), a record
+// that cannot fit in a batch the target accepts halts the partition before
+// it is produced and is returned as tooBig: the producer would otherwise
+// write the records after it and leave a hole on the target.
+func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64) (send []*kgo.Record, tooBig *kgo.Record) {
 	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record
 	out := recs[:0:0]
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil || p.halt != math.MaxInt64 {
-		return nil
+		return nil, nil
 	}
 	for i, r := range recs {
 		if r.Attrs.IsControl() {
 			p.markerAt(r.Offset)
 			continue
+		}
+		if limit > 0 && batchSizeAlone(r) > limit {
+			p.halt = r.Offset
+			return out, r
 		}
 		ctxs[i] = recordCtx{Context: p.ctx, p: p, src: r.Offset, leader: leader, size: recordSize(r)}
 		r.Topic = p.topic.Remote
@@ -113,7 +120,30 @@ func (p *partition) sendRecords(recs []*kgo.Record, leader int32) []*kgo.Record 
 		p.inflight++
 		out = append(out, r)
 	}
-	return out
+	return out, nil
+}
+
+// batchSizeAlone is the size of an uncompressed v2 batch holding only r,
+// as a broker compares it with max.message.bytes.
+func batchSizeAlone(r *kgo.Record) int64 {
+	vlen := func(n int) int64 { return int64(varintLen(int64(n))) }
+	body := 1 + 1 + 1 // attributes, timestamp delta 0, offset delta 0
+	n := int64(body) + vlen(len(r.Key)) + int64(len(r.Key)) + vlen(len(r.Value)) + int64(len(r.Value)) + vlen(len(r.Headers))
+	for _, h := range r.Headers {
+		n += vlen(len(h.Key)) + int64(len(h.Key)) + vlen(len(h.Value)) + int64(len(h.Value))
+	}
+	return batch.HeaderSize + int64(varintLen(n)) + n
+}
+
+// varintLen is the length of v as a zigzag varint.
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
 }
 
 // markerAt records that offset holds a transaction marker, which is not
@@ -135,7 +165,7 @@ func (p *partition) ackRecord(src, tgt int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
-	if p.err != nil || src >= p.halt || src < p.acked {
+	if src >= p.halt || src < p.acked {
 		return false
 	}
 	p.idx.Ack(src, tgt)
@@ -172,7 +202,7 @@ func (p *partition) failRecord(src int64, err error) bool {
 func (p *partition) ackBatch(src, tgt, n, next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.err != nil || next > p.halt {
+	if next > p.halt {
 		return
 	}
 	p.idx.AckRange(src, tgt, n)
@@ -185,7 +215,9 @@ func (p *partition) ackBatch(src, tgt, n, next int64) {
 func (p *partition) skipBefore(next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.advance(next)
+	if p.err == nil {
+		p.advance(next)
+	}
 }
 
 // resumeOffset is where another path continues the partition: after the

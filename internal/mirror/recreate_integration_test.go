@@ -65,7 +65,7 @@ func TestRecreatedTopicStops(t *testing.T) {
 
 			kafkatest.Eventually(t, time.Minute, func() error {
 				stopped := 0
-				for _, p := range d.Status().Flows[0].Mirror.Partitions {
+				for _, p := range partitionsOf(d) {
 					if p.Topic == topic && strings.Contains(p.Error, "deleted and recreated") {
 						stopped++
 					}
