@@ -401,3 +401,26 @@ func TestBatchSizeAlone(t *testing.T) {
 		}
 	}
 }
+
+// Path 10: a queued batch holds a copy of its bytes, not the whole fetch
+// response it came in (up to 16 MiB that buffer accounting does not see).
+func TestQueuedBatchDoesNotPinResponse(t *testing.T) {
+	m := testMirror()
+	f := testForwarder(m)
+	p := testPartition()
+	fp := &fastPart{p: p, next: 0}
+	key := tp{"t", 0}
+	f.parts[key] = fp
+	partial := encodeBatch(5, 20000, 0, -1, nil) // the response ends inside a large batch
+	resp := fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), partial[:len(partial)/2]))
+	raw := resp.Topics[0].Partitions[0].RecordBatches
+	f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: resp})
+	if len(fp.queue) != 2 {
+		t.Fatalf("%d batches queued, want 2", len(fp.queue))
+	}
+	before := append([]byte(nil), fp.queue[0].data...)
+	clear(raw)
+	if string(before) != string(fp.queue[0].data) {
+		t.Fatal("a queued batch changed with its fetch response: it pins the response")
+	}
+}
