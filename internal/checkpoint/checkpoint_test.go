@@ -13,6 +13,7 @@ import (
 
 	"strait/internal/checkpoint"
 	"strait/internal/index"
+	"strait/internal/kafkatest"
 	"strait/internal/offsets"
 	"strait/internal/policy"
 	"strait/internal/tail"
@@ -24,14 +25,9 @@ type readyIndex struct{ index.Map }
 
 func (readyIndex) Ready() bool { return true }
 
+// client is kafkatest.FakeClient.
 func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kafkatest.FakeClient(t, c, opts...)
 }
 
 // TestEmitResults checks which translations become checkpoints: exact and

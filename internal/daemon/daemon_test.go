@@ -168,14 +168,9 @@ func waitRecords(t *testing.T, c *kfake.Cluster, topic string, want int64) {
 	})
 }
 
+// client is kafkatest.FakeClient.
 func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kafkatest.FakeClient(t, c, opts...)
 }
 
 // TestThrottledFlowDoesNotStallAnother runs two flows between two clusters,

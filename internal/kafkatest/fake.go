@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // NewFakePair starts two in-process kfake clusters of one broker each, a source and a
@@ -22,4 +23,17 @@ func newFake(t testing.TB, opts []kfake.Opt) *kfake.Cluster {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// FakeClient returns a client of a kfake cluster with opts added, closed
+// when the test ends.
+func FakeClient(t testing.TB, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	if err != nil {
+		t.Fatalf("creating a client of a kfake cluster: %v", err)
+		return nil
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }

@@ -20,14 +20,9 @@ import (
 	"strait/internal/offsets"
 )
 
+// newClient is kafkatest.FakeClient.
 func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kafkatest.FakeClient(t, c, opts...)
 }
 
 func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
@@ -148,6 +143,32 @@ func testForwarder(m *Mirror) *forwarder {
 	})
 }
 
+// fastFixture is a forwarder with one fast-path partition t[0] at next.
+type fastFixture struct {
+	f  *forwarder
+	p  *partition
+	fp *fastPart
+}
+
+func newFastFixture(next int64) fastFixture {
+	f := testForwarder(testMirror())
+	p := testPartition()
+	fp := &fastPart{p: p, next: next}
+	f.parts[tp{"t", 0}] = fp
+	return fastFixture{f, p, fp}
+}
+
+// fetched hands the forwarder a response to a fetch of t[0] at the
+// partition's current offset, or at the given one.
+func (x fastFixture) fetched(ctx context.Context, resp *kmsg.FetchResponse, at ...int64) {
+	off := x.fp.next
+	if len(at) > 0 {
+		off = at[0]
+	}
+	key := tp{"t", 0}
+	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
+}
+
 func fetchResp(topic string, offsetBatches []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) *kmsg.FetchResponse {
 	resp := kmsg.NewPtrFetchResponse()
 	rt := kmsg.NewFetchResponseTopic()
@@ -172,18 +193,14 @@ func abortedTxn(pid, first int64) kmsg.FetchResponseTopicPartitionAbortedTransac
 // or the transaction filter misses the abort marker and drops a committed
 // batch of the same producer.
 func TestOverlappingFetchesKeepCommittedBatches(t *testing.T) {
-	m := testMirror()
-	f := testForwarder(m)
-	p := testPartition()
-	fp := &fastPart{p: p, next: 0}
-	key := tp{"t", 0}
-	f.parts[key] = fp
+	x := newFastFixture(0)
+	fp := x.fp
 	aborted := abortedTxn(7, 0)
 	first := fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7)), aborted)
 	second := fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7), encodeBatch(3, 2, attrTxn, 7, nil)), aborted)
 	ctx := context.Background()
-	f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: first})
-	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: second})
+	x.fetched(ctx, first, 0)
+	x.fetched(ctx, second, 0)
 	for _, q := range fp.queue {
 		if q.skip && q.h.LastOffset() >= 3 {
 			t.Fatalf("committed batch %d..%d of producer 7 was dropped as aborted", q.h.BaseOffset, q.h.LastOffset())
@@ -200,16 +217,12 @@ func TestOutOfRangeBeforeFirstAckStops(t *testing.T) {
 	if _, err := kadm.NewClient(cl).DeleteRecords(t.Context(), kadm.Offsets{"t": {0: {Topic: "t", Partition: 0, At: 8}}}); err != nil {
 		t.Fatal(err)
 	}
-	m := testMirror()
-	f := testForwarder(m)
+	x := newFastFixture(5)
+	f, p := x.f, x.p
 	f.src = cl
-	p := testPartition()
-	fp := &fastPart{p: p, next: 5}
-	key := tp{"t", 0}
-	f.parts[key] = fp
 	resp := fetchResp("t", nil)
 	resp.Topics[0].Partitions[0].ErrorCode = kerr.OffsetOutOfRange.Code
-	f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 5}, resp: resp})
+	x.fetched(t.Context(), resp, 5)
 	for f.running > 0 { // the log start is listed off the loop
 		ev := <-f.events
 		f.running--
@@ -227,15 +240,11 @@ func TestOutOfRangeBeforeFirstAckStops(t *testing.T) {
 // Path 6: a corrupt source batch is never forwarded: refetched once, then
 // the partition stops.
 func TestCorruptBatchIsNotForwarded(t *testing.T) {
-	m := testMirror()
-	f := testForwarder(m)
-	p := testPartition()
-	fp := &fastPart{p: p, next: 0}
-	key := tp{"t", 0}
-	f.parts[key] = fp
+	x := newFastFixture(0)
+	fp := x.fp
 	b := encodeBatch(0, 3, 0, -1, nil)
 	b[len(b)-2] ^= 0xff // a flipped byte in a record value
-	f.handleFetch(context.Background(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: fetchResp("t", b)})
+	x.fetched(context.Background(), fetchResp("t", b), 0)
 	for _, q := range fp.queue {
 		if !q.skip {
 			t.Fatalf("a batch with a bad CRC was queued for the target: %+v", q.h)
@@ -248,17 +257,13 @@ func TestCorruptBatchIsNotForwarded(t *testing.T) {
 func TestCorruptBatchRefetchedOnceThenStops(t *testing.T) {
 	for _, secondGood := range []bool{false, true} {
 		t.Run(fmt.Sprint("second good ", secondGood), func(t *testing.T) {
-			m := testMirror()
-			f := testForwarder(m)
-			p := testPartition()
-			fp := &fastPart{p: p, next: 0}
-			key := tp{"t", 0}
-			f.parts[key] = fp
+			x := newFastFixture(0)
+			p, fp := x.p, x.fp
 			good := encodeBatch(0, 3, 0, -1, nil)
 			bad := append([]byte(nil), good...)
 			bad[len(bad)-2] ^= 0xff
 			fetch := func(b []byte) {
-				f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: fp.next}, resp: fetchResp("t", b)})
+				x.fetched(t.Context(), fetchResp("t", b))
 			}
 			fetch(bad)
 			if p.failed() != nil || len(fp.queue) != 0 || fp.next != 0 {
@@ -282,20 +287,13 @@ func TestCorruptBatchRefetchedOnceThenStops(t *testing.T) {
 // After a discarded overlapping response, the next fetch at the
 // partition's offset is used: the committed batch is forwarded.
 func TestOverlappingFetchThenNextFetchForwards(t *testing.T) {
-	m := testMirror()
-	f := testForwarder(m)
-	p := testPartition()
-	fp := &fastPart{p: p, next: 0}
-	key := tp{"t", 0}
-	f.parts[key] = fp
+	x := newFastFixture(0)
+	fp := x.fp
 	aborted := abortedTxn(7, 0)
 	ctx := t.Context()
-	f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0},
-		resp: fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7)), aborted)})
-	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0},
-		resp: fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7), encodeBatch(3, 2, attrTxn, 7, nil)), aborted)})
-	f.handleFetch(ctx, fetchDone{broker: 2, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 3},
-		resp: fetchResp("t", encodeBatch(3, 2, attrTxn, 7, nil))})
+	x.fetched(ctx, fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7)), aborted), 0)
+	x.fetched(ctx, fetchResp("t", cat(encodeBatch(0, 2, attrTxn, 7, nil), abortMarker(2, 7), encodeBatch(3, 2, attrTxn, 7, nil)), aborted), 0)
+	x.fetched(ctx, fetchResp("t", encodeBatch(3, 2, attrTxn, 7, nil)), 3)
 	var data []int64
 	for _, q := range fp.queue {
 		if !q.skip {
@@ -405,16 +403,12 @@ func TestBatchSizeAlone(t *testing.T) {
 // Path 10: a queued batch holds a copy of its bytes, not the whole fetch
 // response it came in (up to 16 MiB that buffer accounting does not see).
 func TestQueuedBatchDoesNotPinResponse(t *testing.T) {
-	m := testMirror()
-	f := testForwarder(m)
-	p := testPartition()
-	fp := &fastPart{p: p, next: 0}
-	key := tp{"t", 0}
-	f.parts[key] = fp
+	x := newFastFixture(0)
+	fp := x.fp
 	partial := encodeBatch(5, 20000, 0, -1, nil) // the response ends inside a large batch
 	resp := fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), partial[:len(partial)/2]))
 	raw := resp.Topics[0].Partitions[0].RecordBatches
-	f.handleFetch(t.Context(), fetchDone{broker: 1, parts: map[tp]*fastPart{key: fp}, at: map[tp]int64{key: 0}, resp: resp})
+	x.fetched(t.Context(), resp, 0)
 	if len(fp.queue) != 2 {
 		t.Fatalf("%d batches queued, want 2", len(fp.queue))
 	}
