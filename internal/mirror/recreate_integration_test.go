@@ -30,12 +30,18 @@ func produceTagged(t *testing.T, topic string, partitions int32, n int, tag stri
 }
 
 // TestRecreatedTopicStops deletes and recreates a source topic while
-// Strait copies it, on both paths. The new incarnation must not be read at
-// the old one's offsets: every partition stops with an error that says the
-// topic was recreated, and the target keeps exactly the old incarnation.
+// Strait copies it, on both paths, at once and after Strait saw the topic
+// gone. The new incarnation must not be read at the old one's offsets, nor
+// copied after the old one's records: every partition stops with an error
+// that says the topic was recreated, and the target keeps exactly the old
+// incarnation.
 func TestRecreatedTopicStops(t *testing.T) {
-	for _, path := range []string{"fast", "record"} {
-		t.Run(path, func(t *testing.T) {
+	for _, c := range []struct {
+		path     string
+		seenGone bool
+	}{{"fast", false}, {"record", false}, {"fast", true}, {"record", true}} {
+		path := c.path
+		t.Run(fmt.Sprintf("%s/seen gone %v", c.path, c.seenGone), func(t *testing.T) {
 			a, b := env.Clusters[0], env.Clusters[1]
 			topic := kafkatest.Name(t, "recreate")
 			const parts, before, after = 2, 1000, 1500
@@ -60,6 +66,16 @@ func TestRecreatedTopicStops(t *testing.T) {
 				}
 				return nil
 			})
+			if c.seenGone {
+				kafkatest.Eventually(t, time.Minute, func() error {
+					for _, p := range partitionsOf(d) {
+						if p.Topic == topic {
+							return fmt.Errorf("%s is still replicated", topic)
+						}
+					}
+					return nil
+				})
+			}
 			a.CreateTopic(t, topic, parts, nil)
 			produceTagged(t, topic, parts, after, "new")
 
