@@ -41,6 +41,21 @@ func ReadAll(t testing.TB, seeds []string, topic string, isolation kgo.Isolation
 // it also returns. It fails the test after 60 s per 100,000 records to read (at least 60 s).
 func Scan(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, fn func(*kgo.Record), sized func(partitions int), opts ...kgo.Opt) int {
 	t.Helper()
+	return scan(t, seeds, topic, isolation, nil, fn, sized, opts)
+}
+
+// ScanPartitions is Scan of the given partitions of topic only, for a topic whose other
+// partitions cannot or need not be read (a corrupt one, say).
+func ScanPartitions(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, partitions []int32, fn func(*kgo.Record), opts ...kgo.Opt) {
+	t.Helper()
+	if partitions == nil {
+		partitions = []int32{} // nil means every partition to scan
+	}
+	scan(t, seeds, topic, isolation, partitions, fn, nil, opts)
+}
+
+func scan(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, only []int32, fn func(*kgo.Record), sized func(partitions int), opts []kgo.Opt) int {
+	t.Helper()
 	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)
 	ctx, cancel := context.WithTimeout(t.Context(), readTimeout)
 	starts, ends, err := listBounds(ctx, base, topic, isolation)
@@ -59,6 +74,9 @@ func Scan(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLev
 	consume := make(map[int32]kgo.Offset)
 	var total int64
 	for p, end := range ends {
+		if only != nil && !slices.Contains(only, p) {
+			continue
+		}
 		if end > starts[p] {
 			want[p] = end
 			next[p] = starts[p]
