@@ -1,10 +1,10 @@
-# Strait: make fmt lint test test-integration fuzz bench ci
+# Strait: make fmt lint test test-integration test-faults fuzz bench ci
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 BENCHFLAGS  ?=
 
-.PHONY: all build fmt lint test test-integration fuzz bench ci demo
+.PHONY: all build fmt lint test test-integration test-faults fuzz bench ci demo
 
 all: build
 
@@ -22,6 +22,8 @@ lint:
 	$(GO) vet -tags integration ./...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags integration ./...
+	$(GO) vet -tags faults ./internal/faults/...
+	$(STATICCHECK) -tags faults ./internal/faults/...
 	@$(GO) mod tidy -diff >/dev/null || (echo "go mod tidy would change go.mod/go.sum"; exit 1)
 
 # Unit tests: pure packages and kfake, with the race detector.
@@ -33,6 +35,14 @@ test:
 test-integration:
 	scripts/kafka.sh fetch
 	$(GO) test -tags integration -count=1 -p 1 -timeout 30m ./...
+
+# Fault tests (internal/faults, build tag faults): the strait binary against real brokers
+# (two single-broker clusters and one of three brokers), each behind a TCP fault proxy,
+# under broker bounces, outages, latency, resets, leader changes, truncation, recreation,
+# corruption and a million-key compacted topic; about 8 minutes on 2 cores.
+test-faults:
+	scripts/kafka.sh fetch
+	$(GO) test -tags faults -count=1 -timeout 20m -v ./internal/faults
 
 # Fuzz targets, each for a bounded time.
 fuzz:
@@ -55,4 +65,4 @@ demo:
 	$(GO) run ./cmd/strait demo
 
 # Everything CI runs.
-ci: lint test test-integration fuzz
+ci: lint test test-integration test-faults fuzz
