@@ -105,7 +105,7 @@ func TestBrokerBounce(t *testing.T) {
 	n := l.stop(t)
 	t.Logf("caught up %v after the load stopped (%d records)", waitCaughtUp(t, f, topic, nil, recoverTimeout).Round(100*time.Millisecond), n)
 	stopCleanly(t, s)
-	verifyTopic(t, f, topic, w.bounds())
+	verifyWindow(t, f, topic, w)
 }
 
 // TestTargetUnreachable makes the target unreachable for 60 s while the load goes on:
@@ -139,7 +139,7 @@ func TestTargetUnreachable(t *testing.T) {
 	n := l.stop(t)
 	t.Logf("caught up %v after the target came back (%d records)", waitCaughtUp(t, f, topic, nil, recoverTimeout).Round(100*time.Millisecond), n)
 	stopCleanly(t, s)
-	verifyTopic(t, f, topic, w.bounds())
+	verifyWindow(t, f, topic, w)
 }
 
 // TestSlowLinks adds 200 ± 50 ms of latency each way on the source and the target links
@@ -168,7 +168,7 @@ func TestSlowLinks(t *testing.T) {
 	n := l.stop(t)
 	t.Logf("caught up %v after the latency ended (%d records)", waitCaughtUp(t, f, topic, nil, recoverTimeout).Round(100*time.Millisecond), n)
 	stopCleanly(t, s)
-	verifyTopic(t, f, topic, w.bounds())
+	verifyWindow(t, f, topic, w)
 }
 
 // TestConnectionResets resets every connection of Strait to the source and the target
@@ -194,7 +194,7 @@ func TestConnectionResets(t *testing.T) {
 	n := l.stop(t)
 	t.Logf("caught up %v after the last reset (%d records)", waitCaughtUp(t, f, topic, nil, recoverTimeout).Round(100*time.Millisecond), n)
 	stopCleanly(t, s)
-	verifyTopic(t, f, topic, w.bounds())
+	verifyWindow(t, f, topic, w)
 }
 
 // txnLoad writes transactions of 20 records across the partitions of a topic, aborting
@@ -311,9 +311,9 @@ func TestSourceLeaderChange(t *testing.T) {
 	leader.Start(t)
 
 	// 2. A preferred leader election moves them back once the broker is in sync again.
+	wp.fault()
+	wt.fault()
 	kafkatest.Eventually(t, time.Minute, func() error {
-		wp.fault()
-		wt.fault()
 		res, err := f.src.Admin(t).ElectLeaders(t.Context(), kadm.ElectPreferredReplica, kadm.TopicsSet{plain: {0: {}, 1: {}, 2: {}, 3: {}, 4: {}, 5: {}}, txn: {0: {}, 1: {}, 2: {}}})
 		if err != nil {
 			return err
@@ -352,6 +352,6 @@ func TestSourceLeaderChange(t *testing.T) {
 	t.Logf("caught up %v after the load stopped (%d plain records)", waitCaughtUp(t, f, plain, nil, recoverTimeout).Round(100*time.Millisecond), n)
 	waitCaughtUp(t, f, txn, nil, recoverTimeout)
 	stopCleanly(t, s)
-	verifyTopic(t, f, plain, wp.bounds())
-	verifyTopic(t, f, txn, wt.bounds())
+	verifyWindow(t, f, plain, wp)
+	verifyWindow(t, f, txn, wt)
 }

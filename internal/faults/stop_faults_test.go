@@ -4,7 +4,6 @@ package faults
 
 import (
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/kafkatest"
+	"strait/internal/verify"
 )
 
 // paths are the two data paths Strait copies a partition on.
@@ -64,7 +64,7 @@ func TestSIGTERMWithTargetThrottled(t *testing.T) {
 			again := startStrait(t, "run", cfg, "--shutdown-timeout", "10s")
 			t.Logf("the restart caught up in %v (%d records)", waitCaughtUp(t, f, topic, nil, recoverTimeout).Round(100*time.Millisecond), n)
 			stopCleanly(t, again)
-			verifyTopic(t, f, topic, w.bounds())
+			verifyWindow(t, f, topic, w)
 		})
 	}
 }
@@ -82,32 +82,35 @@ func (w *window) waitSampled(t *testing.T, at time.Time) {
 	})
 }
 
-// prefix checks records of one partition of a load that was cut: the copies must be the
-// load's records 0, 1, 2, ... in order (re-sends of a contiguous run allowed), every one
-// below limit. It returns how many distinct records were copied.
-func prefix(t *testing.T, what string, recs []*kgo.Record, l *load, limit int64) int64 {
+// prefix checks the copies of one partition of a load whose source partition was cut
+// (truncated, recreated, corrupt): they must be exactly the load's records 0, 1, 2, ...
+// in order, re-sends of a run allowed, with no record missing before the last one copied.
+// It returns the sequence number after the highest one copied, and whether they all passed.
+func prefix(t *testing.T, what string, recs []*kgo.Record, l *load) (int64, bool) {
 	t.Helper()
 	next := int64(0) // the record expected next
-	errs := 0
+	problems := 0
 	for i, r := range recs {
 		s := seqOf(r)
-		want := fmt.Sprintf("%s%s/%d/%d/", l.tag, l.topic, r.Partition, s)
 		var problem string
 		switch {
-		case s < 0 || !strings.HasPrefix(string(r.Value), want):
-			problem = fmt.Sprintf("is not a record of the load: %.60q", r.Value)
-		case s >= limit:
-			problem = fmt.Sprintf("is source record %d, beyond the cut at %d: copied past a gap", s, limit)
+		case s < 0 || !verify.Same(r, l.make(r.Partition, s)):
+			problem = fmt.Sprintf("is not a record of the load, or altered: %.60q", r.Value)
 		case s > next:
 			problem = fmt.Sprintf("is source record %d, but %d was expected: records %d..%d are missing", s, next, next, s-1)
 		}
 		if problem != "" {
-			t.Errorf("%s: target record %d (offset %d) %s", what, i, r.Offset, problem)
-			if errs++; errs == 5 {
-				break
+			if problems++; problems <= 5 {
+				t.Errorf("%s: target record %d (offset %d) %s", what, i, r.Offset, problem)
+			}
+			if s < 0 {
+				continue
 			}
 		}
 		next = max(next, s+1)
 	}
-	return next
+	if problems > 5 {
+		t.Errorf("%s: %d more records like these", what, problems-5)
+	}
+	return next, problems == 0
 }

@@ -68,6 +68,11 @@ func (l *load) record(p int32) *kgo.Record {
 	s := l.seq[p]
 	l.seq[p]++
 	l.offsets[p] = append(l.offsets[p], -1)
+	return l.make(p, s)
+}
+
+// make returns record s of partition p, as the load writes it.
+func (l *load) make(p int32, s int64) *kgo.Record {
 	v := fmt.Appendf(nil, "%s%s/%d/%d/", l.tag, l.topic, p, s)
 	r := &kgo.Record{
 		Topic:     l.topic,
@@ -327,12 +332,14 @@ func (w *window) end() {
 }
 
 // bounds stops measuring and returns, per partition, the number of duplicates a fault
-// may cause: the sum over the faults of the largest window after each.
-func (w *window) bounds() []int64 {
+// may cause: the sum over the faults of the largest window after each. It also describes
+// the windows of each fault, for the test's log.
+func (w *window) bounds() ([]int64, string) {
 	w.end()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]int64, w.l.partitions)
+	perFault := map[int]int64{}
 	for p := range w.l.partitions {
 		largest := map[int]int64{}
 		for i, s := range w.samples {
@@ -351,11 +358,16 @@ func (w *window) bounds() []int64 {
 				largest[s.episode] = win
 			}
 		}
-		for _, e := range slices.Sorted(maps.Keys(largest)) {
-			out[p] += largest[e]
+		for e, n := range largest {
+			out[p] += n
+			perFault[e] += n
 		}
 	}
-	return out
+	var desc []string
+	for _, e := range slices.Sorted(maps.Keys(perFault)) {
+		desc = append(desc, strconv.FormatInt(perFault[e], 10))
+	}
+	return out, fmt.Sprintf("%d samples; largest windows after each fault, summed over the partitions: %s", len(w.samples), strings.Join(desc, ", "))
 }
 
 // storedProgress reads the flow's stored progress of topic's replica.
@@ -428,9 +440,18 @@ func scan(t *testing.T, c *kafkatest.Cluster, topic string, partitions []int32, 
 
 // verifyTopic compares topic on the flow's source (read_committed) with its replica, with
 // the sequence checker: every partition must have every record, in order, and nothing
-// else. bounds, if not nil, caps each partition's duplicates. It returns the reports.
-func verifyTopic(t *testing.T, f flow, topic string, bounds []int64) []verify.Report {
+// else. It returns the reports.
+func verifyTopic(t *testing.T, f flow, topic string) []verify.Report {
 	t.Helper()
+	return verifyPartitions(t, f, topic, nil, nil)
+}
+
+// verifyWindow is verifyTopic with each partition's duplicates capped by the window w
+// measured.
+func verifyWindow(t *testing.T, f flow, topic string, w *window) []verify.Report {
+	t.Helper()
+	bounds, desc := w.bounds()
+	t.Logf("%s: %s", topic, desc)
 	return verifyPartitions(t, f, topic, nil, bounds)
 }
 
