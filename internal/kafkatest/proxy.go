@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/rs/zerolog"
 )
 
@@ -58,13 +59,34 @@ type Proxy struct {
 // closing them (Reset, Refuse) sends an RST rather than a FIN: a real connection reset.
 const lingerToxic = `{"name":"linger0","type":"reset_peer","stream":"upstream","toxicity":0,"attributes":{"timeout":0}}`
 
-var quietZerolog sync.Once
+// blackholeToxic drops every chunk and keeps the connection open. Toxiproxy's own timeout
+// toxic does the same, but removing it from a live connection closes its stub without
+// relinking the one before, which then blocks forever on its next chunk: a goroutine leak.
+// Removing this one takes toxiproxy's ordinary path, which relinks.
+type blackholeToxic struct{}
+
+func (blackholeToxic) Pipe(stub *toxics.ToxicStub) {
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil {
+				stub.Close()
+				return
+			}
+		}
+	}
+}
+
+var setUpToxiproxy sync.Once
 
 // newProxy starts a proxy on a free loopback port, forwarding nowhere until setUpstream.
 func newProxy(server *toxiproxy.ApiServer, name string) (*Proxy, error) {
-	quietZerolog.Do(func() {
+	setUpToxiproxy.Do(func() {
 		// Some toxics log through zerolog's global logger: keep the test output clean.
 		zerolog.SetGlobalLevel(zerolog.Disabled)
+		toxics.Register("strait_blackhole", new(blackholeToxic))
 	})
 	tp := toxiproxy.NewProxy(server, name, "127.0.0.1:0", "127.0.0.1:1")
 	if err := tp.Start(); err != nil {
@@ -116,10 +138,10 @@ func (p *Proxy) Bandwidth(t testing.TB, dir Direction, kibPerSecond int64) {
 
 // Blackhole drops every byte in both directions and keeps the connections open, without
 // closing or resetting any: requests simply never get an answer. New connections are
-// accepted and black-holed too.
+// accepted and black-holed too. Heal resets the connections that lost bytes.
 func (p *Proxy) Blackhole(t testing.TB) {
 	t.Helper()
-	p.toxic(t, "timeout", Both, `{"timeout":0}`)
+	p.toxic(t, "strait_blackhole", Both, `{}`)
 }
 
 // Refuse closes the proxy's listener and resets every open connection: the broker is
@@ -165,6 +187,15 @@ func (p *Proxy) heal() error {
 		return nil
 	}
 	var errs []string
+	// A connection that lost bytes to a black hole cannot go on: reset them all first.
+	reset := false
+	for name := range p.toxics {
+		reset = reset || strings.HasPrefix(name, "strait_blackhole_")
+	}
+	if reset && !p.refused {
+		p.p.Stop()
+		p.refused = true // listen again below
+	}
 	for name := range p.toxics {
 		if err := p.p.Toxics.RemoveToxic(context.Background(), name); err != nil {
 			errs = append(errs, fmt.Sprintf("removing %s: %v", name, err))
