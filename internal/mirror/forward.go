@@ -55,6 +55,7 @@ const (
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
+	sharesMaxAge        = 20 * time.Millisecond // shares walk every partition: not at every event
 	pidBackoffMin       = 100 * time.Millisecond
 	pidBackoffMax       = 10 * time.Second
 )
@@ -174,6 +175,9 @@ type forwarder struct {
 	pidNotBefore time.Time
 	running      int // network goroutines outstanding
 	stopFetching bool
+	share        int64           // per target broker, as of sharesAt (see shares)
+	used         map[int32]int64 // by target broker, as of sharesAt
+	sharesAt     time.Time
 }
 
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
@@ -352,7 +356,11 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 // startFetches issues one fetch per source broker for its partitions that
 // have room in their buffers and in their target broker's share.
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
-	share, used := f.shares()
+	if now.Sub(f.sharesAt) >= sharesMaxAge {
+		f.share, f.used = f.shares()
+		f.sharesAt = now
+	}
+	share, used := f.share, f.used
 	byBroker := map[int32]map[tp]*fastPart{}
 	for key, fp := range f.parts {
 		if !f.fetchable(fp, now, share, used) {
