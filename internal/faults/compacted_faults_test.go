@@ -5,7 +5,10 @@ package faults
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +18,17 @@ import (
 	"strait/internal/kafkatest"
 )
 
-// compactedRSSCap is the peak RSS Strait may reach copying the compacted topic: the record
-// path's peak at full throughput in the benchmarks (217 MiB with lz4, 153 MiB without),
-// with room to spare. An offset index that grows with every compaction hole (half a
-// million here) does not fit in it.
-const compactedRSSCap = 256 << 20
+const (
+	// compactedRSSCap is the peak RSS Strait may reach copying the compacted topic: the
+	// record path's peak at full throughput in the benchmarks (217 MiB with lz4, 153 MiB
+	// without), with room to spare. An offset index that grows with every compaction hole
+	// (half a million here), or buffers that grow with the number of records rather than
+	// their bytes, do not fit in it.
+	compactedRSSCap = 256 << 20
+	// compactedHeapCap is the live heap Strait may keep once it copied everything: what
+	// stays is the offset index and the clients, not the copy's buffers.
+	compactedHeapCap = 64 << 20
+)
 
 // TestCompactedMillionKeys copies a compacted topic of 1,000,000 keys after the cleaner
 // removed half a million overwritten records, leaving a hole at every other offset, and
@@ -68,15 +77,62 @@ func TestCompactedMillionKeys(t *testing.T) {
 	})
 	t.Logf("the cleaner compacted %s from %d to %d bytes in %v", topic, before, logSize(t, f.src, topic), time.Since(began).Round(100*time.Millisecond))
 
-	s := startStrait(t, "run", f.config(t, topic), "--shutdown-timeout", "10s")
+	s := startStrait(t, "run", f.config(t, topic), "--shutdown-timeout", "10s", "--debug-addr", "127.0.0.1:0")
 	t.Logf("copied in %v", waitCaughtUp(t, f, topic, nil, 3*time.Minute).Round(100*time.Millisecond))
 	peak := s.peakRSS(t)
+	live := s.liveHeap(t)
 	stopCleanly(t, s)
 	reps := verifyTopic(t, f, topic)
-	t.Logf("strait's peak RSS copying %d records of %d keys with holes: %.0f MiB (cap %d MiB)", reps[0].Source, keys, float64(peak)/(1<<20), compactedRSSCap>>20)
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	t.Logf("strait copying %d records of %d keys with 500,000 holes: peak RSS %.0f MiB (cap %d), live heap after the copy %.1f MiB (cap %d)",
+		reps[0].Source, keys+fillers, mib(peak), compactedRSSCap>>20, mib(live), compactedHeapCap>>20)
 	if peak > compactedRSSCap {
-		t.Errorf("strait's peak RSS was %.0f MiB, beyond %d MiB: memory grows with the compacted topic's holes", float64(peak)/(1<<20), compactedRSSCap>>20)
+		t.Errorf("strait's peak RSS was %.0f MiB, beyond %d MiB", mib(peak), compactedRSSCap>>20)
 	}
+	if live > compactedHeapCap {
+		t.Errorf("strait keeps a live heap of %.0f MiB after copying, beyond %d MiB: memory grows with the compacted topic's holes", mib(live), compactedHeapCap>>20)
+	}
+}
+
+// liveHeap returns the bytes of strait's heap that are live after a garbage collection,
+// read from its pprof server (run with --debug-addr).
+func (s *strait) liveHeap(t *testing.T) int64 {
+	t.Helper()
+	var addr string
+	for _, l := range s.logs() {
+		if l.attrs["msg"] == "serving pprof" {
+			addr, _ = l.attrs["addr"].(string)
+		}
+	}
+	if addr == "" {
+		t.Fatal("strait did not log the address of its pprof server")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("reading strait's heap profile: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading strait's heap profile: %v", err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# HeapAlloc = "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				t.Fatalf("parsing %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no HeapAlloc in strait's heap profile (HTTP %s)", resp.Status)
+	return 0
 }
 
 // produceKeys writes a small record for every step-th key of from..from+keys-1 with cl,
