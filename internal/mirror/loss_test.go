@@ -418,3 +418,19 @@ func TestQueuedBatchDoesNotPinResponse(t *testing.T) {
 		t.Fatal("a queued batch changed with its fetch response: it pins the response")
 	}
 }
+
+// A record abandoned because the flow stops (deadline or closed client)
+// halts progress at it but does not stop the partition with an error.
+func TestShutdownFailuresDoNotStopThePartition(t *testing.T) {
+	for _, err := range []error{context.Canceled, kgo.ErrClientClosed} {
+		m := testMirror()
+		p := testPartition()
+		recs := send(p, 10, 11)
+		m.promise(recs[1], err)
+		recs[0].Offset = 100
+		m.promise(recs[0], nil)
+		if p.failed() != nil || acked(p) != 11 {
+			t.Errorf("%v: partition error %v, progress %d; want none and 11", err, p.failed(), acked(p))
+		}
+	}
+}

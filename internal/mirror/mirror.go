@@ -13,7 +13,6 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -419,7 +418,7 @@ func (m *Mirror) poll(ctx context.Context) {
 			send, tooBig := p.sendRecords(ftp.Records, leader, limit)
 			for _, r := range send {
 				rc := r.Context.(*recordCtx)
-				m.shares.charge(leader, rc.size)
+				m.shares.charge(leader, rc.size+recordOverhead)
 				m.dst.Produce(rc, r, m.promise)
 			}
 			if tooBig != nil {
@@ -448,7 +447,7 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		return
 	}
 	p := rc.p
-	m.shares.release(rc.leader, rc.size)
+	m.shares.release(rc.leader, rc.size+recordOverhead)
 	if err != nil {
 		if p.failRecord(rc.src, m.produceError(p, rc.src, r, err)) {
 			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
@@ -471,8 +470,8 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 // written. A record the target refuses for its size is never skipped: the
 // error names its offset, its size, the limit and the fix.
 func (m *Mirror) produceError(p *partition, src int64, r *kgo.Record, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return err // the shutdown deadline: copied again after a restart
+	if classify(err) == errShutdown {
+		return err // the flow is stopping: copied again after a restart
 	}
 	if tooLarge(err) {
 		size := recordSize(r)

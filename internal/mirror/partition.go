@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -98,7 +97,7 @@ func (p *partition) advance(next int64) {
 // it is produced and is returned as tooBig: the producer would otherwise
 // write the records after it and leave a hole on the target.
 func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64) (send []*kgo.Record, tooBig *kgo.Record) {
-	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record
+	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record (see recordOverhead)
 	out := recs[:0:0]
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -178,16 +177,16 @@ func (p *partition) ackRecord(src, tgt int64) bool {
 }
 
 // failRecord records that the record at source offset src was not
-// written: progress never passes it. A record abandoned at the shutdown
-// deadline (context.Canceled) is copied again after a restart and does not
-// stop the partition; any other error does, and failRecord reports whether
-// it was the first.
+// written: progress never passes it. A record abandoned when the flow
+// stops (the shutdown deadline cancelled it, or the client closed) is
+// copied again after a restart and does not stop the partition; any other
+// error does, and failRecord reports whether it was the first.
 func (p *partition) failRecord(src int64, err error) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
 	p.halt = min(p.halt, src)
-	if errors.Is(err, context.Canceled) || p.err != nil {
+	if classify(err) == errShutdown || p.err != nil {
 		return false
 	}
 	p.err = err

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -50,8 +51,14 @@ func (s *recordShares) usedBy(leader int32) int64 {
 	return s.used[leader]
 }
 
-// recordSize is what a record costs in the producer's buffer, as franz-go
-// counts it.
+// recordOverhead is what a record in flight costs beyond its bytes: its
+// kgo.Record and its recordCtx. Small records are mostly overhead (a
+// compacted changelog of short keys: 30 bytes of payload against 208), so
+// the shares count it; franz-go's buffer.memory counts only the payload.
+const recordOverhead = int64(unsafe.Sizeof(kgo.Record{}) + unsafe.Sizeof(recordCtx{}))
+
+// recordSize is a record's key, value and header bytes, as franz-go counts
+// them in its buffer.
 func recordSize(r *kgo.Record) int64 {
 	n := int64(len(r.Key) + len(r.Value))
 	for _, h := range r.Headers {
