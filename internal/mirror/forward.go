@@ -1,11 +1,13 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,6 +86,7 @@ type fastPart struct {
 	fetching   bool   // a fetch of this partition is outstanding
 	resolving  bool   // listing the log start after an out-of-range
 	crcRetried bool   // the batch at next had a bad CRC once: one refetch
+	active     bool   // its last fetch returned data (see startFetches)
 	gone       bool
 }
 
@@ -106,8 +109,10 @@ type fetchDone struct {
 	broker int32
 	parts  map[tp]*fastPart
 	at     map[tp]int64 // the fetch offset asked for each partition
-	resp   *kmsg.FetchResponse
-	err    error
+	// reserved is what the fetch may add to each target broker's share.
+	reserved map[int32]int64
+	resp     *kmsg.FetchResponse
+	err      error
 }
 
 type produceDone struct {
@@ -176,8 +181,9 @@ type forwarder struct {
 	running      int // network goroutines outstanding
 	stopFetching bool
 	share        int64           // per target broker, as of sharesAt (see shares)
-	used         map[int32]int64 // by target broker, as of sharesAt
+	used         map[int32]int64 // queued bytes by target broker, as of sharesAt
 	sharesAt     time.Time
+	reserved     map[int32]int64 // by target broker: what fetches in flight may add
 }
 
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
@@ -198,6 +204,7 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		srcMeta:   map[string]topicMeta{},
 		dstMeta:   map[string]topicMeta{},
 		fetching:  map[int32]bool{},
+		reserved:  map[int32]int64{},
 		producing: map[int32]int{},
 		pid:       -1,
 		epoch:     -1,
@@ -360,10 +367,13 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		f.share, f.used = f.shares()
 		f.sharesAt = now
 	}
-	share, used := f.share, f.used
-	byBroker := map[int32]map[tp]*fastPart{}
+	// What a target broker's share has left goes first to its partitions
+	// whose last fetch returned data, each up to its own room; its idle
+	// partitions split the rest evenly, so that an idle partition's long
+	// poll does not hold the share while a busy neighbour waits.
+	eligible := map[int32][]*fastPart{}
 	for key, fp := range f.parts {
-		if !f.fetchable(fp, now, share, used) {
+		if f.fetchRoom(fp, now, 1) <= 0 {
 			continue
 		}
 		leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -374,10 +384,43 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		if f.fetching[leader] {
 			continue
 		}
-		if byBroker[leader] == nil {
-			byBroker[leader] = map[tp]*fastPart{}
+		tl := f.targetLeader(fp)
+		eligible[tl] = append(eligible[tl], fp)
+	}
+	byBroker := map[int32]map[tp]*fastPart{}
+	rooms := map[tp]int32{}
+	for tl, fps := range eligible {
+		left := f.share - f.used[tl] - f.reserved[tl]
+		idle := 0
+		for _, fp := range fps {
+			if !fp.active {
+				idle++
+			}
 		}
-		byBroker[leader][key] = fp
+		slice := func(fp *fastPart) int64 {
+			if fp.active {
+				return left
+			}
+			return left / int64(idle)
+		}
+		slices.SortFunc(fps, func(a, b *fastPart) int { return cmp.Compare(b2i(b.active), b2i(a.active)) })
+		for _, fp := range fps {
+			room := f.fetchRoom(fp, now, slice(fp))
+			if room <= 0 {
+				continue
+			}
+			if fp.active {
+				left -= int64(room)
+			}
+			key := tp{fp.p.topic.Source, fp.p.num}
+			leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
+			if byBroker[leader] == nil {
+				byBroker[leader] = map[tp]*fastPart{}
+			}
+			byBroker[leader][key] = fp
+			rooms[key] = room
+			f.reserved[tl] += int64(room) // until the response is handled
+		}
 	}
 	for broker, parts := range byBroker {
 		req := kmsg.NewPtrFetchRequest()
@@ -393,6 +436,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		req.SessionEpoch = -1 // no fetch session: every fetch is complete
 		topics := map[string]int{}
 		at := make(map[tp]int64, len(parts))
+		reserved := map[int32]int64{}
 		for key, fp := range parts {
 			i, ok := topics[key.topic]
 			if !ok {
@@ -408,15 +452,16 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			rp.CurrentLeaderEpoch = -1
 			rp.FetchOffset = fp.next
 			rp.LogStartOffset = -1
-			rp.PartitionMaxBytes = f.cfg.PartitionFetchSize - int32(fp.queueBytes)
+			rp.PartitionMaxBytes = rooms[key]
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 			fp.fetching = true
 			at[key] = fp.next
+			reserved[f.targetLeader(fp)] += int64(rooms[key])
 		}
 		f.fetching[broker] = true
 		f.spawn(func() any {
 			resp, err := f.src.Broker(int(broker)).Request(ctx, req)
-			fd := fetchDone{broker: broker, parts: parts, at: at, err: err}
+			fd := fetchDone{broker: broker, parts: parts, at: at, reserved: reserved, err: err}
 			if err == nil {
 				fd.resp = resp.(*kmsg.FetchResponse)
 				if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
@@ -430,17 +475,17 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	}
 }
 
-// fetchable reports whether a partition may fetch now: nothing pending for
-// it, room in its own buffer, in buffer.memory, and in its target broker's
-// share.
-func (f *forwarder) fetchable(fp *fastPart, now time.Time, share int64, used map[int32]int64) bool {
+// fetchRoom returns how many bytes a partition may fetch now, 0 for none:
+// nothing pending for it, room in its own buffer and in buffer.memory, and
+// at most what its target broker's share has left (shareLeft).
+func (f *forwarder) fetchRoom(fp *fastPart, now time.Time, shareLeft int64) int32 {
 	switch {
 	case fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil:
-		return false
+		return 0
 	case fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered:
-		return false
+		return 0
 	}
-	return used[f.targetLeader(fp)] < share
+	return int32(min(int64(f.cfg.PartitionFetchSize)-int64(fp.queueBytes), max(shareLeft, 0)))
 }
 
 // shares returns each target broker's share of buffer.memory and the bytes
@@ -552,6 +597,13 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 	}
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func nextSeq(seq, n int32) int32 {
 	s := int64(seq) + int64(n)
 	if s > int64(^uint32(0)>>1) {
@@ -627,6 +679,10 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 	for _, fp := range ev.parts {
 		fp.fetching = false
 	}
+	for tl, n := range ev.reserved {
+		f.reserved[tl] -= n
+	}
+	f.sharesAt = time.Time{} // queues grow now: count them again before the next fetch
 	if ev.err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
@@ -680,6 +736,7 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 		end = rp.LastStableOffset
 	}
 	p.end.Store(end)
+	fp.active = len(rp.RecordBatches) > 0
 
 	var filter *batch.Filter
 	if f.cfg.ReadCommitted {

@@ -376,7 +376,7 @@ func TestInitProducerIDBacksOff(t *testing.T) {
 
 func wantsFetch(f *forwarder, fp *fastPart) bool {
 	share, used := f.shares()
-	return f.fetchable(fp, time.Now(), share, used)
+	return f.fetchRoom(fp, time.Now(), share-used[f.targetLeader(fp)]) > 0
 }
 
 // batchSizeAlone matches the size of the batch a producer writes for one
