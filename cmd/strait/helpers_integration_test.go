@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -50,28 +49,10 @@ func straitBinary(t *testing.T) string {
 	return binPath
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // process is a running `strait` command.
 type process struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *kafkatest.SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -80,7 +61,7 @@ type process struct {
 // test ends if it is still running, and its output is logged on failure.
 func startStrait(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := &process{out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{out: &kafkatest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(straitBinary(t), args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

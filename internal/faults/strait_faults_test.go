@@ -4,7 +4,6 @@ package faults
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,40 +63,22 @@ sync.topic.acls.enabled = false
 	return path
 }
 
-// output is a goroutine-safe sink for a process's output.
-type output struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 // strait is a running strait process.
 type strait struct {
 	cmd  *exec.Cmd
-	out  *output
+	out  *kafkatest.SyncBuffer
 	done chan struct{}
 	err  error // the exit, once done is closed
 }
 
 // startStrait runs the strait binary with args (JSON logs added for `run`). The process is
-// killed when the test ends if it still runs; its last output is logged if the test failed.
+// killed when the test ends if it still runs; its last kafkatest.SyncBuffer is logged if the test failed.
 func startStrait(t *testing.T, args ...string) *strait {
 	t.Helper()
 	if len(args) > 0 && args[0] == "run" {
 		args = append(args, "--log-format", "json")
 	}
-	s := &strait{out: &output{}, done: make(chan struct{})}
+	s := &strait{out: &kafkatest.SyncBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(straitBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {
@@ -116,7 +96,7 @@ func startStrait(t *testing.T, args ...string) *strait {
 			<-s.done
 		}
 		if t.Failed() {
-			t.Logf("strait %s, last output:\n%s", strings.Join(args, " "), tail(s.out.String(), 60))
+			t.Logf("strait %s, last kafkatest.SyncBuffer:\n%s", strings.Join(args, " "), tail(s.out.String(), 60))
 		}
 	})
 	return s
@@ -191,7 +171,7 @@ type logLine struct {
 
 func (l logLine) level() string { s, _ := l.attrs["level"].(string); return s }
 
-// logs parses the JSON log lines of the output so far; other lines are left out.
+// logs parses the JSON log lines of the kafkatest.SyncBuffer so far; other lines are left out.
 func (s *strait) logs() []logLine {
 	var out []logLine
 	sc := bufio.NewScanner(strings.NewReader(s.out.String()))
