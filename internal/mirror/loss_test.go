@@ -400,11 +400,16 @@ func TestBatchSizeAlone(t *testing.T) {
 	}
 }
 
-// Path 10: a queued batch holds a copy of its bytes, not the whole fetch
-// response it came in (up to 16 MiB that buffer accounting does not see).
+// Path 10: a queued batch of a partition whose target does not answer
+// holds a copy of its bytes, not the whole fetch response it came in (up to
+// 16 MiB that buffer accounting does not see), for as long as the target is
+// down.
 func TestQueuedBatchDoesNotPinResponse(t *testing.T) {
 	x := newFastFixture(0)
 	fp := x.fp
+	fp.inflight = &qbatch{data: []byte("a batch the target refused")}
+	x.f.retry(fp, time.Now())
+	fp.queue = nil
 	partial := encodeBatch(5, 20000, 0, -1, nil) // the response ends inside a large batch
 	resp := fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), partial[:len(partial)/2]))
 	raw := resp.Topics[0].Partitions[0].RecordBatches
