@@ -1,13 +1,11 @@
 package mirror
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -372,7 +370,12 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	// whose last fetch returned data, each up to its own room; its idle
 	// partitions split the rest evenly, so that an idle partition's long
 	// poll does not hold the share while a busy neighbour waits.
-	eligible := map[int32][]*fastPart{}
+	type candidate struct {
+		key    tp
+		fp     *fastPart
+		leader int32 // source broker
+	}
+	busy, idle := map[int32][]candidate{}, map[int32][]candidate{} // by target broker
 	for key, fp := range f.parts {
 		if f.fetchRoom(fp, now, 1) <= 0 {
 			continue
@@ -385,42 +388,42 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		if f.fetching[leader] {
 			continue
 		}
-		tl := f.targetLeader(fp)
-		eligible[tl] = append(eligible[tl], fp)
+		tl, c := f.targetLeader(fp), candidate{key, fp, leader}
+		if fp.active {
+			busy[tl] = append(busy[tl], c)
+		} else {
+			idle[tl] = append(idle[tl], c)
+		}
 	}
 	byBroker := map[int32]map[tp]*fastPart{}
 	rooms := map[tp]int32{}
-	for tl, fps := range eligible {
+	take := func(tl int32, c candidate, shareLeft int64) int64 {
+		room := f.fetchRoom(c.fp, now, shareLeft)
+		if room <= 0 {
+			return 0
+		}
+		if byBroker[c.leader] == nil {
+			byBroker[c.leader] = map[tp]*fastPart{}
+		}
+		byBroker[c.leader][c.key] = c.fp
+		rooms[c.key] = room
+		f.reserved[tl] += int64(room) // until the response is handled
+		return int64(room)
+	}
+	targets := map[int32]bool{}
+	for tl := range busy {
+		targets[tl] = true
+	}
+	for tl := range idle {
+		targets[tl] = true
+	}
+	for tl := range targets {
 		left := f.share - f.used[tl] - f.reserved[tl]
-		idle := 0
-		for _, fp := range fps {
-			if !fp.active {
-				idle++
-			}
+		for _, c := range busy[tl] {
+			left -= take(tl, c, left)
 		}
-		slice := func(fp *fastPart) int64 {
-			if fp.active {
-				return left
-			}
-			return left / int64(idle)
-		}
-		slices.SortFunc(fps, func(a, b *fastPart) int { return cmp.Compare(b2i(b.active), b2i(a.active)) })
-		for _, fp := range fps {
-			room := f.fetchRoom(fp, now, slice(fp))
-			if room <= 0 {
-				continue
-			}
-			if fp.active {
-				left -= int64(room)
-			}
-			key := tp{fp.p.topic.Source, fp.p.num}
-			leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
-			if byBroker[leader] == nil {
-				byBroker[leader] = map[tp]*fastPart{}
-			}
-			byBroker[leader][key] = fp
-			rooms[key] = room
-			f.reserved[tl] += int64(room) // until the response is handled
+		for _, c := range idle[tl] {
+			take(tl, c, left/int64(len(idle[tl])))
 		}
 	}
 	for broker, parts := range byBroker {
@@ -596,13 +599,6 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 			})
 		}
 	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func nextSeq(seq, n int32) int32 {
