@@ -50,8 +50,6 @@ import (
 
 const (
 	fetchMaxWait        = 500 * time.Millisecond
-	maxProduceInflight  = 4        // requests per target broker
-	produceRequestBytes = 16 << 20 // soft cap of one produce request
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
@@ -75,10 +73,14 @@ type forwardConfig struct {
 type fastPart struct {
 	p          *partition
 	next       int64 // next source offset to fetch
-	queue      []qbatch
-	queueBytes int
-	inflight   *qbatch
-	seq        int32 // next producer sequence
+	queue      []*qbatch
+	queueBytes int       // queued and sent, until acknowledged
+	sent       []*qbatch // in flight, in sequence order (produce.go)
+	sentTo     int32     // the target broker of sent
+	sendIDs    uint64    // numbers each send, to match its answer
+	rewind     bool      // a sent batch failed: waiting for the rest of sent
+	oooRetried bool      // an out-of-sequence head batch was sent once more
+	seq        int32     // next producer sequence
 	notBefore  time.Time
 	leaving    string // non-empty: moving to the record path, for this reason
 	fetching   bool   // a fetch of this partition is outstanding
@@ -97,6 +99,9 @@ type qbatch struct {
 	skip bool
 	seq  int32 // -1 until sent
 	pid  int64 // producer id the sequence belongs to
+
+	sendID uint64 // of its latest send
+	result sendResult
 }
 
 type topicMeta struct {
@@ -112,13 +117,6 @@ type fetchDone struct {
 	reserved map[int32]int64
 	resp     *kmsg.FetchResponse
 	err      error
-}
-
-type produceDone struct {
-	broker  int32
-	batches map[tp]*fastPart // by remote topic and partition
-	resp    *kmsg.ProduceResponse
-	err     error
 }
 
 type metaDone struct {
@@ -169,7 +167,8 @@ type forwarder struct {
 	metaInflight int
 	lastMeta     time.Time
 	fetching     map[int32]bool
-	producing    map[int32]int
+	producing    map[int32]int // produce requests outstanding by target broker
+	lanes        *lanes
 	buffered     int64
 	pid          int64
 	epoch        int16
@@ -223,6 +222,8 @@ func (f *forwarder) add(ctx context.Context, parts []*fastPart) {
 // produce requests in flight (bounded by produceCtx, which the mirror
 // cancels at the shutdown deadline).
 func (f *forwarder) run(ctx, produceCtx context.Context) {
+	f.lanes = newLanes(f.dst, f.log)
+	defer f.lanes.close()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	done := ctx.Done()
@@ -519,106 +520,6 @@ func responseBytes(r *kmsg.FetchResponse) int {
 	return n
 }
 
-// startProduces sends, per target broker, the head batches of partitions
-// with nothing in flight.
-func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
-	type group struct {
-		parts map[tp]*fastPart
-		size  int
-	}
-	groups := map[int32][]*group{}
-	for key, fp := range f.parts {
-		f.applySkips(fp)
-		if fp.inflight != nil || len(fp.queue) == 0 || now.Before(fp.notBefore) || fp.p.failed() != nil {
-			continue
-		}
-		leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, key.partition)
-		if leader < 0 {
-			f.dstStale = true
-			continue
-		}
-		gs := groups[leader]
-		if len(gs) == 0 || gs[len(gs)-1].size >= produceRequestBytes {
-			if f.producing[leader]+len(gs) >= maxProduceInflight {
-				continue
-			}
-			gs = append(gs, &group{parts: map[tp]*fastPart{}})
-			groups[leader] = gs
-		}
-		g := gs[len(gs)-1]
-		g.parts[key] = fp
-		g.size += len(fp.queue[0].data)
-	}
-	for broker, gs := range groups {
-		for _, g := range gs {
-			req := kmsg.NewPtrProduceRequest()
-			req.Acks = f.cfg.Acks
-			req.TimeoutMillis = 30_000
-			topics := map[string]int{}
-			byRemote := make(map[tp]*fastPart, len(g.parts))
-			for key, fp := range g.parts {
-				q := &fp.queue[0]
-				fp.queue = fp.queue[1:]
-				fp.inflight = q
-				if q.seq < 0 || q.pid != f.pid {
-					q.seq, q.pid = fp.seq, f.pid
-					if f.cfg.Idempotent {
-						fp.seq = nextSeq(fp.seq, q.h.NumRecords)
-					}
-				}
-				pid, epoch, seq := f.pid, f.epoch, q.seq
-				if !f.cfg.Idempotent {
-					pid, epoch, seq = -1, -1, -1
-				}
-				batch.Rewrite(q.data, q.h, pid, epoch, seq)
-				remote := fp.p.topic.Remote
-				i, ok := topics[remote]
-				if !ok {
-					_, id := leaderOf(f.dstMeta, remote, key.partition)
-					rt := kmsg.NewProduceRequestTopic()
-					rt.Topic, rt.TopicID = remote, id
-					req.Topics = append(req.Topics, rt)
-					i = len(req.Topics) - 1
-					topics[remote] = i
-				}
-				rp := kmsg.NewProduceRequestTopicPartition()
-				rp.Partition = key.partition
-				rp.Records = q.data
-				req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-				byRemote[tp{remote, key.partition}] = fp
-			}
-			f.producing[broker]++
-			parts := byRemote
-			f.spawn(func() any {
-				resp, err := f.dst.Broker(int(broker)).Request(ctx, req)
-				pd := produceDone{broker: broker, batches: parts, err: err}
-				if err == nil {
-					pd.resp = resp.(*kmsg.ProduceResponse)
-				}
-				return pd
-			})
-		}
-	}
-}
-
-func nextSeq(seq, n int32) int32 {
-	s := int64(seq) + int64(n)
-	if s > int64(^uint32(0)>>1) {
-		s -= int64(^uint32(0)>>1) + 1
-	}
-	return int32(s)
-}
-
-// applySkips moves progress over skipped offsets at the head of the queue
-// once everything before them is acknowledged.
-func (f *forwarder) applySkips(fp *fastPart) {
-	for fp.inflight == nil && len(fp.queue) > 0 && fp.queue[0].skip {
-		next := fp.queue[0].h.NextOffset()
-		fp.queue = fp.queue[1:]
-		fp.p.skipBefore(next)
-	}
-}
-
 func (f *forwarder) handle(ctx context.Context, ev any) {
 	switch ev := ev.(type) {
 	case metaDone:
@@ -791,7 +692,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			return
 		}
 		if filter.Skip(b, h) {
-			fp.queue = append(fp.queue, qbatch{h: h, skip: true, seq: -1})
+			fp.queue = append(fp.queue, &qbatch{h: h, skip: true, seq: -1})
 			fp.next = h.NextOffset()
 			continue
 		}
@@ -806,7 +707,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			f.leave(fp, fmt.Sprintf("a batch is %s-compressed and compression.type asks for %s", h.Codec(), f.cfg.Codec))
 			return
 		}
-		fp.queue = append(fp.queue, qbatch{data: b, h: h, seq: -1})
+		fp.queue = append(fp.queue, &qbatch{data: b, h: h, seq: -1})
 		fp.queueBytes += len(b)
 		f.buffered += int64(len(b))
 		fp.next = h.NextOffset()
@@ -831,8 +732,7 @@ func (f *forwarder) detach(fp *fastPart, first int) {
 		n += len(q.data)
 	}
 	buf := make([]byte, 0, n)
-	for i := first; i < len(fp.queue); i++ {
-		q := &fp.queue[i]
+	for _, q := range fp.queue[first:] {
 		if q.data == nil {
 			continue
 		}
@@ -866,104 +766,6 @@ func (f *forwarder) listTruncation(ctx context.Context, fp *fastPart, cause erro
 	})
 }
 
-func (f *forwarder) handleProduce(ev produceDone) {
-	now := time.Now()
-	if ev.err != nil {
-		if !errors.Is(ev.err, context.Canceled) {
-			f.log.Warn("fast path: produce failed; retrying", "broker", ev.broker, "err", ev.err)
-		}
-		f.dstStale = true
-		for _, fp := range ev.batches {
-			f.retry(fp, now)
-		}
-		return
-	}
-	names := map[[16]byte]string{}
-	for name, tm := range f.dstMeta {
-		names[tm.id] = name
-	}
-	seen := map[*fastPart]bool{}
-	for _, t := range ev.resp.Topics {
-		remote := t.Topic
-		if remote == "" {
-			remote = names[t.TopicID]
-		}
-		for _, rp := range t.Partitions {
-			fp := ev.batches[tp{remote, rp.Partition}]
-			if fp == nil || fp.inflight == nil {
-				continue
-			}
-			seen[fp] = true
-			f.producePartition(fp, rp, now)
-		}
-	}
-	for _, fp := range ev.batches {
-		if !seen[fp] && fp.inflight != nil {
-			f.retry(fp, now) // no answer for it: send it again
-		}
-	}
-}
-
-func (f *forwarder) producePartition(fp *fastPart, rp kmsg.ProduceResponseTopicPartition, now time.Time) {
-	q := fp.inflight
-	err := kerr.ErrorForCode(rp.ErrorCode)
-	if err == nil {
-		f.ack(fp, q, rp.BaseOffset)
-		return
-	}
-	if errors.Is(err, kerr.DuplicateSequenceNumber) {
-		f.fail(fp, fmt.Errorf("writing %s[%d]: the target reports a duplicate without its offset, so the offset index cannot stay exact: %w", fp.p.topic.Remote, fp.p.num, err))
-		return
-	}
-	switch classify(err) {
-	case errRenewProducer:
-		// The broker lost or rejected our producer state: start a new
-		// producer id, which renumbers every partition from zero.
-		f.log.Warn("fast path: the target rejected the producer state; starting a new producer id", "topic", fp.p.topic.Remote, "partition", fp.p.num, "err", err)
-		f.pidWanted = f.cfg.Idempotent
-		f.retry(fp, now)
-	case errRejected:
-		// The record path copies the batch's records one by one, in
-		// batches the target accepts, or stops on a record that cannot fit.
-		f.retry(fp, now)
-		f.leave(fp, "the target rejected a forwarded batch: "+err.Error())
-	case errRetry:
-		f.dstStale = true
-		f.retry(fp, now)
-	default:
-		f.fail(fp, fmt.Errorf("writing %s[%d] offset %d to %s: %w", fp.p.topic.Source, fp.p.num, q.h.BaseOffset, fp.p.topic.Remote, err))
-	}
-}
-
-// ack records an acknowledged batch: the exact offsets of its records,
-// progress, and MM2 sync state.
-func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
-	fp.inflight = nil
-	fp.stuck = false
-	fp.queueBytes -= len(q.data)
-	f.buffered -= int64(len(q.data))
-	p := fp.p
-	p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
-	p.records.Add(int64(q.h.NumRecords))
-	p.bytes.Add(int64(len(q.data)))
-	f.deps.Totals.add(int64(q.h.NumRecords), int64(len(q.data)))
-	f.applySkips(fp)
-}
-
-// retry puts the in-flight batch back at the head of the queue.
-func (f *forwarder) retry(fp *fastPart, now time.Time) {
-	if fp.inflight == nil {
-		return
-	}
-	fp.queue = append([]qbatch{*fp.inflight}, fp.queue...)
-	fp.inflight = nil
-	fp.notBefore = now.Add(retryBackoff)
-	if !fp.stuck {
-		fp.stuck = true // until a batch is acknowledged again
-		f.detach(fp, 0)
-	}
-}
-
 // dropQueue forgets what a partition fetched and did not send; the bytes
 // of a batch in flight stay counted until its response.
 func (f *forwarder) dropQueue(fp *fastPart) {
@@ -987,7 +789,7 @@ func (f *forwarder) leave(fp *fastPart, reason string) {
 
 func (f *forwarder) finishLeaving() {
 	for key, fp := range f.parts {
-		if fp.inflight != nil {
+		if len(fp.sent) > 0 {
 			continue
 		}
 		switch {

@@ -341,7 +341,7 @@ func TestDeadTargetBrokerKeepsItsShare(t *testing.T) {
 		if !wantsFetch(f, fs) {
 			break
 		}
-		fs.queue = append(fs.queue, qbatch{data: make([]byte, 100)})
+		fs.queue = append(fs.queue, &qbatch{data: make([]byte, 100)})
 		fs.queueBytes += 100
 		f.buffered += 100
 	}
@@ -407,9 +407,7 @@ func TestBatchSizeAlone(t *testing.T) {
 func TestQueuedBatchDoesNotPinResponse(t *testing.T) {
 	x := newFastFixture(0)
 	fp := x.fp
-	fp.inflight = &qbatch{data: []byte("a batch the target refused")}
-	x.f.retry(fp, time.Now())
-	fp.queue = nil
+	x.f.retry(fp, time.Now())                    // the target refused its last batch
 	partial := encodeBatch(5, 20000, 0, -1, nil) // the response ends inside a large batch
 	resp := fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), partial[:len(partial)/2]))
 	raw := resp.Topics[0].Partitions[0].RecordBatches

@@ -1,0 +1,370 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"strait/internal/batch"
+)
+
+// Producing on the fast path. Kafka takes one batch per partition in a
+// produce request (v3 on), so a partition that waited for each batch's
+// acknowledgement before it sent the next moved one batch per round trip.
+// With the idempotent producer, a partition instead keeps up to
+// maxPartitionInflight batches in flight, each in its own request, as
+// Kafka's own producer does with max.in.flight.requests.per.connection=5.
+//
+// Order rests on three rules:
+//   - a broker serves one connection's requests in order, and the lanes
+//     (lanes.go) write each target broker's requests in the order they were
+//     made;
+//   - every sent batch of a partition goes to the same broker, under the
+//     same producer id; the partition sends nothing new while that changes;
+//   - results are applied in sequence order (settle): a batch is
+//     acknowledged only after every batch before it. When a batch fails,
+//     every batch sent after it is answered first (they fail out of
+//     sequence, or were written if the failure was a lost response), then
+//     all of them are sent again with the same sequence numbers. The broker
+//     writes what it lacks and answers a batch it already has with its
+//     original offset (it remembers a producer's last five batches, which
+//     is why five is the limit), so the offset index stays exact.
+//
+// Without idempotence a retry cannot be told from a new batch, so a
+// partition then keeps one batch in flight.
+
+const (
+	maxPartitionInflight = 5  // Kafka's limit for idempotent producers
+	maxProduceInflight   = 16 // requests per target broker
+	produceRequestBytes  = 16 << 20
+)
+
+type sendState uint8
+
+const (
+	sendPending sendState = iota
+	sendAcked
+	sendFailed
+)
+
+// sendResult is what came back for a sent batch.
+type sendResult struct {
+	state sendState
+	base  int64 // target base offset, when acked
+	err   error // when failed
+	// request is set when the request as a whole failed (no answer): it is
+	// sent again, whatever its error.
+	request bool
+}
+
+// sentRef names one sent batch of a produce request.
+type sentRef struct {
+	fp *fastPart
+	id uint64 // qbatch.sendID
+}
+
+type produceDone struct {
+	broker  int32
+	batches map[tp]sentRef // by remote topic and partition
+	resp    *kmsg.ProduceResponse
+	err     error
+}
+
+// sendLimit is how many batches a partition may have in flight.
+func (f *forwarder) sendLimit() int {
+	if !f.cfg.Idempotent || !f.lanes.ordered {
+		return 1
+	}
+	return maxPartitionInflight
+}
+
+// canSend reports whether fp may send its next queued batch to leader now.
+func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
+	switch {
+	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind:
+		return false
+	case len(fp.sent) >= f.sendLimit() || now.Before(fp.notBefore) || fp.p.failed() != nil:
+		return false
+	case len(fp.sent) > 0 && (fp.sentTo != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
+		return false // a leader change or a new producer id waits for the old sends
+	}
+	return true
+}
+
+// startProduces sends, per target broker, up to maxProduceInflight requests
+// of queued batches; request i of a round holds each partition's i-th
+// batch, so a partition's batches leave in sequence order.
+func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
+	type request struct {
+		parts map[tp]*fastPart
+		size  int
+	}
+	rounds := map[int32][]*request{}
+	for key, fp := range f.parts {
+		f.applySkips(fp)
+		leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, key.partition)
+		if leader < 0 {
+			if len(fp.queue) > 0 {
+				f.dstStale = true
+			}
+			continue
+		}
+		next := 0 // the first request this partition's next batch may join
+		for taken := 0; taken < len(fp.queue) && f.canSendNth(fp, leader, now, taken); taken++ {
+			rs := rounds[leader]
+			for next < len(rs) && rs[next].size >= produceRequestBytes {
+				next++
+			}
+			if next == len(rs) {
+				if f.producing[leader]+len(rs) >= maxProduceInflight {
+					break
+				}
+				rs = append(rs, &request{parts: map[tp]*fastPart{}})
+				rounds[leader] = rs
+			}
+			r := rs[next]
+			r.parts[key] = fp
+			r.size += len(fp.queue[taken].data)
+			next++
+		}
+	}
+	for broker, rs := range rounds {
+		for _, r := range rs {
+			f.sendRequest(ctx, broker, r.parts)
+		}
+	}
+}
+
+// canSendNth reports whether fp may send its queued batch n (0 is the
+// head) in this round, after the n before it.
+func (f *forwarder) canSendNth(fp *fastPart, leader int32, now time.Time, n int) bool {
+	if n == 0 {
+		return f.canSend(fp, leader, now)
+	}
+	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit()
+}
+
+// sendRequest moves the head batch of each partition in parts to its sent
+// list and hands the request to the broker's lane.
+func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]*fastPart) {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = f.cfg.Acks
+	req.TimeoutMillis = 30_000
+	topics := map[string]int{}
+	refs := make(map[tp]sentRef, len(parts))
+	for key, fp := range parts {
+		q := fp.queue[0]
+		fp.queue = fp.queue[1:]
+		if q.seq < 0 || q.pid != f.pid {
+			q.seq, q.pid = fp.seq, f.pid
+			if f.cfg.Idempotent {
+				fp.seq = nextSeq(fp.seq, q.h.NumRecords)
+			}
+		}
+		pid, epoch, seq := f.pid, f.epoch, q.seq
+		if !f.cfg.Idempotent {
+			pid, epoch, seq = -1, -1, -1
+		}
+		batch.Rewrite(q.data, q.h, pid, epoch, seq)
+		fp.sendIDs++
+		q.sendID, q.result = fp.sendIDs, sendResult{}
+		fp.sent = append(fp.sent, q)
+		fp.sentTo = broker
+		remote := fp.p.topic.Remote
+		i, ok := topics[remote]
+		if !ok {
+			_, id := leaderOf(f.dstMeta, remote, key.partition)
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic, rt.TopicID = remote, id
+			req.Topics = append(req.Topics, rt)
+			i = len(req.Topics) - 1
+			topics[remote] = i
+		}
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition = key.partition
+		rp.Records = q.data
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		refs[tp{remote, key.partition}] = sentRef{fp, q.sendID}
+	}
+	f.producing[broker]++
+	f.running++
+	f.lanes.send(ctx, broker, req, func(resp kmsg.Response, err error) {
+		pd := produceDone{broker: broker, batches: refs, err: err}
+		if err == nil {
+			pd.resp = resp.(*kmsg.ProduceResponse)
+		}
+		f.events <- pd
+	})
+}
+
+func nextSeq(seq, n int32) int32 {
+	s := int64(seq) + int64(n)
+	if s > int64(^uint32(0)>>1) {
+		s -= int64(^uint32(0)>>1) + 1
+	}
+	return int32(s)
+}
+
+// applySkips moves progress over skipped offsets at the head of the queue
+// once everything before them is acknowledged.
+func (f *forwarder) applySkips(fp *fastPart) {
+	for len(fp.sent) == 0 && len(fp.queue) > 0 && fp.queue[0].skip {
+		next := fp.queue[0].h.NextOffset()
+		fp.queue = fp.queue[1:]
+		fp.p.skipBefore(next)
+	}
+}
+
+func (f *forwarder) handleProduce(ev produceDone) {
+	now := time.Now()
+	if ev.err != nil && !errors.Is(ev.err, context.Canceled) {
+		f.log.Warn("fast path: produce failed; retrying", "broker", ev.broker, "err", ev.err)
+		f.dstStale = true
+	}
+	answered := map[tp]bool{}
+	if ev.err == nil {
+		names := map[[16]byte]string{}
+		for name, tm := range f.dstMeta {
+			names[tm.id] = name
+		}
+		for _, t := range ev.resp.Topics {
+			remote := t.Topic
+			if remote == "" {
+				remote = names[t.TopicID]
+			}
+			for _, rp := range t.Partitions {
+				key := tp{remote, rp.Partition}
+				ref, ok := ev.batches[key]
+				if !ok {
+					continue
+				}
+				answered[key] = true
+				res := sendResult{state: sendAcked, base: rp.BaseOffset}
+				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					res = sendResult{state: sendFailed, err: err}
+				}
+				f.record(ref, res, now)
+			}
+		}
+	}
+	for key, ref := range ev.batches {
+		if !answered[key] {
+			err := ev.err
+			if err == nil {
+				err = errors.New("the produce response did not answer the partition")
+			}
+			f.record(ref, sendResult{state: sendFailed, err: err, request: true}, now)
+		}
+	}
+}
+
+// record stores a sent batch's result and settles its partition.
+func (f *forwarder) record(ref sentRef, res sendResult, now time.Time) {
+	for _, q := range ref.fp.sent {
+		if q.sendID == ref.id {
+			q.result = res
+			f.settle(ref.fp, now)
+			return
+		}
+	}
+}
+
+// settle applies the results of fp's sent batches in sequence order:
+// acknowledged batches at the head are acked; a failed head waits until
+// every batch after it is answered, then all of them go back to the queue
+// and the head's error decides what happens next.
+func (f *forwarder) settle(fp *fastPart, now time.Time) {
+	for len(fp.sent) > 0 && fp.sent[0].result.state == sendAcked {
+		q := fp.sent[0]
+		fp.sent = fp.sent[1:]
+		f.ack(fp, q, q.result.base)
+	}
+	if len(fp.sent) == 0 {
+		fp.rewind = false
+		return
+	}
+	if fp.sent[0].result.state == sendPending {
+		return
+	}
+	fp.rewind = true
+	for _, q := range fp.sent {
+		if q.result.state == sendPending {
+			return
+		}
+	}
+	head := fp.sent[0]
+	requeue := make([]*qbatch, 0, len(fp.sent)+len(fp.queue))
+	requeue = append(requeue, fp.sent...)
+	fp.queue = append(requeue, fp.queue...)
+	fp.sent = nil
+	fp.rewind = false
+	f.failedSend(fp, head, now)
+}
+
+// failedSend acts on the error of a partition's oldest unacknowledged
+// batch, which settle has put back at the head of its queue.
+func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
+	err := q.result.err
+	if q.result.request {
+		f.retry(fp, now)
+		return
+	}
+	if errors.Is(err, kerr.DuplicateSequenceNumber) {
+		f.fail(fp, fmt.Errorf("writing %s[%d]: the target reports a duplicate without its offset, so the offset index cannot stay exact: %w", fp.p.topic.Remote, fp.p.num, err))
+		return
+	}
+	if errors.Is(err, kerr.OutOfOrderSequenceNumber) && !fp.oooRetried {
+		// The batch before it was acknowledged, so the broker should have
+		// taken it. Send it once more, with the same sequence, before
+		// renewing the producer id: a renewal renumbers every partition.
+		fp.oooRetried = true
+		f.retry(fp, now)
+		return
+	}
+	switch classify(err) {
+	case errRenewProducer:
+		// The broker lost or rejected our producer state: start a new
+		// producer id, which renumbers every partition from zero.
+		f.log.Warn("fast path: the target rejected the producer state; starting a new producer id", "topic", fp.p.topic.Remote, "partition", fp.p.num, "err", err)
+		f.pidWanted = f.cfg.Idempotent
+		f.retry(fp, now)
+	case errRejected:
+		// The record path copies the batch's records one by one, in
+		// batches the target accepts, or stops on a record that cannot fit.
+		f.retry(fp, now)
+		f.leave(fp, "the target rejected a forwarded batch: "+err.Error())
+	case errRetry, errShutdown:
+		f.dstStale = true
+		f.retry(fp, now)
+	default:
+		f.fail(fp, fmt.Errorf("writing %s[%d] offset %d to %s: %w", fp.p.topic.Source, fp.p.num, q.h.BaseOffset, fp.p.topic.Remote, err))
+	}
+}
+
+// ack records an acknowledged batch: the exact offsets of its records,
+// progress, and MM2 sync state.
+func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
+	fp.stuck = false
+	fp.oooRetried = false
+	fp.queueBytes -= len(q.data)
+	f.buffered -= int64(len(q.data))
+	p := fp.p
+	p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
+	p.records.Add(int64(q.h.NumRecords))
+	p.bytes.Add(int64(len(q.data)))
+	f.deps.Totals.add(int64(q.h.NumRecords), int64(len(q.data)))
+	f.applySkips(fp)
+}
+
+// retry waits a backoff before the partition sends its queue head again.
+func (f *forwarder) retry(fp *fastPart, now time.Time) {
+	fp.notBefore = now.Add(retryBackoff)
+	if !fp.stuck {
+		fp.stuck = true // until a batch is acknowledged again
+		f.detach(fp, 0)
+	}
+}
