@@ -18,13 +18,17 @@ const (
 
 // copyResult is one tool copying a backlog from A to a fresh remote topic on B.
 type copyResult struct {
-	Tool         string `json:"tool"`
-	Flow         string `json:"flow"`
-	Topic        string `json:"source_topic"`
-	RemoteTopic  string `json:"remote_topic"`
-	Partitions   int    `json:"partitions"`
-	Records      int64  `json:"records"`
-	PayloadBytes int64  `json:"payload_bytes"`
+	Tool string `json:"tool"`
+	// Run numbers the runs of a cell per tool, from 1.
+	Run         int    `json:"run"`
+	Flow        string `json:"flow"`
+	Topic       string `json:"source_topic"`
+	RemoteTopic string `json:"remote_topic"`
+	// Topics is the number of source topics (Topic and RemoteTopic name the first).
+	Topics       int   `json:"topics"`
+	Partitions   int   `json:"partitions"`
+	Records      int64 `json:"records"`
+	PayloadBytes int64 `json:"payload_bytes"`
 
 	// FirstRecordSeconds is process start to the first record on B (end offsets polled).
 	FirstRecordSeconds float64 `json:"first_record_s"`
@@ -56,15 +60,24 @@ type copyResult struct {
 	StopSeconds float64            `json:"stop_s"`
 	Killed      bool               `json:"killed_after_timeout"`
 	LoadAvg     string             `json:"load_avg_at_start"`
+	// MM2Settings is what MM2's log says its data producer and source consumers used of
+	// each setting the harness wrote (MM2 only).
+	MM2Settings []settingCheck `json:"mm2_settings,omitempty"`
+	// StraitRecordPath counts the partitions Strait's log says continued on the record
+	// path (Strait only).
+	StraitRecordPath int `json:"strait_record_path_partitions"`
 }
 
-// copyRun starts tool on a new flow for topic and waits until B holds the whole backlog
-// (srcEnds per partition). CPU and peak RSS are read at completion, then the tool stops.
-func (r *runner) copyRun(ctx context.Context, tool, topic string, partitions int, srcEnds []int64, payload int64) (copyResult, error) {
-	f := r.nextFlow(topic)
+// copyRun starts tool on a new flow for the topics of src and waits until B holds the whole
+// backlog (srcEnds per partition, flattened as endOffsetsAll). CPU and peak RSS are read at
+// completion, then the tool stops.
+func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetCodec string, srcEnds []int64, payload int64) (copyResult, error) {
+	f := r.nextFlow(src, targetCodec)
+	remotes := f.remoteTopics()
+	partitions := src.partitions
 	res := copyResult{
-		Tool: tool, Flow: f.source + "->" + f.target, Topic: topic, RemoteTopic: f.remoteTopic(),
-		Partitions: partitions, Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
+		Tool: tool, Flow: f.source + "->" + f.target, Topic: src.names[0], RemoteTopic: remotes[0], Topics: len(src.names),
+		Partitions: partitions * len(src.names), Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
 	}
 	broker0 := r.brokerCPU()
 	pr, err := r.launch(tool, f)
@@ -86,7 +99,7 @@ func (r *runner) copyRun(ctx context.Context, tool, topic string, partitions int
 			return res, ctx.Err()
 		case <-timer.C:
 		}
-		offs, err := r.dstOffs.endOffsets(ctx, res.RemoteTopic, partitions)
+		offs, err := r.dstOffs.endOffsetsAll(ctx, remotes, partitions)
 		now := time.Now()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -143,7 +156,7 @@ func (r *runner) copyRun(ctx context.Context, tool, topic string, partitions int
 		adm := kadm.NewClient(r.dst)
 		group := "strait-" + f.source
 		err := waitFor(ctx, progressTimeout, pollAfterFirst, func() error {
-			got, err := committedOffsets(ctx, adm, group, res.RemoteTopic, partitions)
+			got, err := committedOffsets(ctx, adm, group, remotes, partitions)
 			if err != nil {
 				return err
 			}
@@ -160,6 +173,18 @@ func (r *runner) copyRun(ctx context.Context, tool, topic string, partitions int
 	}
 	stopped, killed := pr.stop(stopTimeoutTool)
 	res.StopSeconds, res.Killed = stopped.Seconds(), killed
+	switch tool {
+	case toolMM2:
+		// MM2 logs every client's configuration when it creates the client: the data
+		// producer and the source consumers exist by now.
+		checks, err := checkMM2Settings(pr.mm2Log, f.wantedMM2Settings())
+		res.MM2Settings = checks
+		if err != nil {
+			return res, fmt.Errorf("MM2 did not run with the settings both tools were given (%s): %w", pr.mm2Log, err)
+		}
+	case toolStrait:
+		res.StraitRecordPath = countRecordPath(pr.logPath)
+	}
 	return res, nil
 }
 

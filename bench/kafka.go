@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -29,26 +30,52 @@ func newClient(bootstrap string, opts ...kgo.Opt) (*kgo.Client, error) {
 // (a produce then fails with NOT_LEADER_OR_FOLLOWER and backs off), so it waits for
 // ListOffsets to answer for each of them.
 func createTopic(ctx context.Context, cl *kgo.Client, offs *offsetReader, topic string, partitions int, configs map[string]*string) error {
+	return createTopics(ctx, cl, offs, []string{topic}, partitions, configs)
+}
+
+// createTopicsChunk is how many topics one CreateTopics request carries.
+const createTopicsChunk = 500
+
+// createTopics creates every topic of names with the same partitions and configs, a
+// request per createTopicsChunk topics, and waits until the broker serves all of them.
+func createTopics(ctx context.Context, cl *kgo.Client, offs *offsetReader, names []string, partitions int, configs map[string]*string) error {
 	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, configs, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("creating topic %q with %d partitions: %w", topic, partitions, err)
+	for chunk := range slices.Chunk(names, createTopicsChunk) {
+		resps, err := adm.CreateTopics(ctx, int32(partitions), 1, configs, chunk...)
+		if err == nil {
+			err = resps.Error()
+		}
+		if err != nil {
+			return fmt.Errorf("creating %d topics (%q...) with %d partitions: %w", len(chunk), chunk[0], partitions, err)
+		}
 	}
 	return waitFor(ctx, topicReadyTimeout, 20*time.Millisecond, func() error {
-		ends, err := offs.endOffsets(ctx, topic, partitions)
+		ends, err := offs.endOffsetsAll(ctx, names, partitions)
 		if err != nil {
 			return err
 		}
-		for p, e := range ends {
+		for i, e := range ends {
 			if e < 0 {
-				return fmt.Errorf("partition %d of new topic %q is not served yet", p, topic)
+				return fmt.Errorf("partition %d of new topic %q is not served yet", i%partitions, names[i/partitions])
 			}
 		}
 		return nil
 	})
+}
+
+// deleteTopics deletes topics, a request per createTopicsChunk. It is cleanup between
+// cells: a failure is logged, not returned.
+func (r *runner) deleteTopics(ctx context.Context, cl *kgo.Client, names []string) {
+	adm := kadm.NewClient(cl)
+	for chunk := range slices.Chunk(names, createTopicsChunk) {
+		resps, err := adm.DeleteTopics(ctx, chunk...)
+		if err == nil {
+			err = resps.Error()
+		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("deleting topics after their copy failed", "topic", chunk[0], "topics", len(chunk), "err", err)
+		}
+	}
 }
 
 // readyPartitions returns how many partitions of topic have a leader, 0 if the topic does
@@ -97,41 +124,56 @@ func newOffsetReader(ctx context.Context, cl *kgo.Client) (*offsetReader, error)
 // endOffsets returns the high watermark of partitions 0..n-1 of topic; a partition that
 // does not exist yet (or has no leader yet) reads as -1.
 func (o *offsetReader) endOffsets(ctx context.Context, topic string, n int) ([]int64, error) {
+	return o.endOffsetsAll(ctx, []string{topic}, n)
+}
+
+// endOffsetsAll returns the high watermarks of partitions 0..n-1 of every topic in one
+// request, flattened: topic i's partition p is at i*n+p. Missing partitions read as -1.
+func (o *offsetReader) endOffsetsAll(ctx context.Context, topics []string, n int) ([]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for p := range int32(n) {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition = p
-		rp.Timestamp = -1 // latest
-		rp.CurrentLeaderEpoch = -1
-		rt.Partitions = append(rt.Partitions, rp)
+	index := make(map[string]int, len(topics))
+	for i, topic := range topics {
+		index[topic] = i
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		for p := range int32(n) {
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition = p
+			rp.Timestamp = -1 // latest
+			rp.CurrentLeaderEpoch = -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
 	}
-	req.Topics = append(req.Topics, rt)
 	kresp, err := o.broker.Request(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("listing the end offsets of %q: %w", topic, err)
+		return nil, fmt.Errorf("listing the end offsets of %q (%d topics): %w", topics[0], len(topics), err)
 	}
 	resp := kresp.(*kmsg.ListOffsetsResponse)
-	out := make([]int64, n)
+	out := make([]int64, n*len(topics))
 	for i := range out {
 		out[i] = -1
 	}
 	for _, t := range resp.Topics {
+		i, ok := index[t.Topic]
+		if !ok {
+			continue
+		}
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 && int(p.Partition) < n {
-				out[p.Partition] = p.Offset
+				out[i*n+int(p.Partition)] = p.Offset
 			}
 		}
 	}
 	return out, nil
 }
 
-// committedOffsets returns the group's committed offsets for partitions 0..n-1 of topic
-// (-1 where nothing is committed); a group that does not exist yet reads as all -1.
-func committedOffsets(ctx context.Context, adm *kadm.Client, group, topic string, n int) ([]int64, error) {
-	out := make([]int64, n)
+// committedOffsets returns the group's committed offsets for partitions 0..n-1 of every
+// topic, flattened as endOffsetsAll does (-1 where nothing is committed); a group that does
+// not exist yet reads as all -1.
+func committedOffsets(ctx context.Context, adm *kadm.Client, group string, topics []string, n int) ([]int64, error) {
+	out := make([]int64, n*len(topics))
 	for i := range out {
 		out[i] = -1
 	}
@@ -142,24 +184,30 @@ func committedOffsets(ctx context.Context, adm *kadm.Client, group, topic string
 	if err != nil {
 		return nil, fmt.Errorf("fetching the offsets of group %q: %w", group, err)
 	}
-	for p := range int32(n) {
-		if o, ok := resp.Lookup(topic, p); ok && o.Err == nil {
-			out[p] = o.At
+	for i, topic := range topics {
+		for p := range int32(n) {
+			if o, ok := resp.Lookup(topic, p); ok && o.Err == nil {
+				out[i*n+int(p)] = o.At
+			}
 		}
 	}
 	return out, nil
 }
 
-// topicDiskBytes returns the size of a topic's logs on the cluster's disk.
-func topicDiskBytes(ctx context.Context, cl *kgo.Client, topic string) (int64, error) {
+// topicDiskBytes returns the size of the logs of the topics on the cluster's disk.
+func topicDiskBytes(ctx context.Context, cl *kgo.Client, topics ...string) (int64, error) {
+	want := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		want[t] = true
+	}
 	dirs, err := kadm.NewClient(cl).DescribeAllLogDirs(ctx, nil) // nil: every topic; a set needs its partitions listed
 	if err != nil {
-		return 0, fmt.Errorf("describing the log dirs of %q: %w", topic, err)
+		return 0, fmt.Errorf("describing the log dirs of %q: %w", topics[0], err)
 	}
 	var n int64
 	dirs.Each(func(d kadm.DescribedLogDir) {
 		d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
-			if p.Topic == topic {
+			if want[p.Topic] {
 				n += p.Size
 			}
 		})

@@ -70,7 +70,7 @@ type latencyResult struct {
 func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (latencyResult, error) {
 	p := r.p
 	topic := fmt.Sprintf("bench-latency-%d", r.flowsStarted+1)
-	f := r.nextFlow(topic)
+	f := r.nextFlow(singleTopic(topic, p.Partitions), p.TargetCodec)
 	res := latencyResult{Tool: tool, Flow: f.source + "->" + f.target, Topic: topic, RateMBps: p.LatencyRateMBps, LoadAvg: loadAvg()}
 	logAppend := "LogAppendTime"
 	if err := createTopic(ctx, r.src, r.srcOffs, topic, p.Partitions, map[string]*string{"message.timestamp.type": &logAppend}); err != nil {

@@ -32,25 +32,26 @@ func newLimit(name, cluster, topic string, pr produceResult, load string) limitR
 	return l
 }
 
-// limits runs produce-only into B and consume-only from A's backlog: the ceilings a
-// replicator could reach, as it does both at once on the same machine.
-func (r *runner) limits(ctx context.Context, g *generator, ends []int64) ([]limitResult, error) {
+// limits runs produce-only into B and consume-only from A's backlog (one topic, ts): the
+// ceilings a replicator could reach, as it does both at once on the same machine.
+func (r *runner) limits(ctx context.Context, g *generator, ts topicSet, codecName string, n int, ends []int64, pl *preloadResult) ([]limitResult, error) {
 	var out []limitResult
-	if r.res.Preload != nil {
-		out = append(out, newLimit("produce-only (preload)", "a", r.res.Preload.Topic, r.res.Preload.produceResult, r.res.Preload.LoadAvg))
+	if pl != nil {
+		out = append(out, newLimit("produce-only (preload)", "a", pl.Topic, pl.produceResult, pl.LoadAvg))
 	}
 
-	const topic = "bench-limit-produce"
+	topic := ts.names[0] + "-limit-produce"
 	load := loadAvg()
-	if err := createTopic(ctx, r.dst, r.dstOffs, topic, r.p.Partitions, nil); err != nil {
+	if err := createTopic(ctx, r.dst, r.dstOffs, topic, ts.partitions, nil); err != nil {
 		return out, fmt.Errorf("cluster b: %w", err)
 	}
-	cl, err := newClient(r.tb.b.bootstrap, producerOpts(r.tb.b.bootstrap, r.p.Codec)...)
+	defer r.deleteTopics(ctx, r.dst, []string{topic})
+	cl, err := newClient(r.tb.b.bootstrap, producerOpts(r.tb.b.bootstrap, codecName)...)
 	if err != nil {
 		return out, err
 	}
-	r.log.Info("client limit: produce-only", "cluster", "b", "records", r.p.Records)
-	pr, err := produceBacklog(ctx, cl, g, topic, r.p.Records)
+	r.log.Info("client limit: produce-only", "cluster", "b", "records", n)
+	pr, err := produceBacklog(ctx, cl, g, []string{topic}, n)
 	cl.Close()
 	if err != nil {
 		return out, fmt.Errorf("producing to %q on cluster b: %w", topic, err)
@@ -58,12 +59,12 @@ func (r *runner) limits(ctx context.Context, g *generator, ends []int64) ([]limi
 	out = append(out, newLimit("produce-only", "b", topic, pr, load))
 
 	load = loadAvg()
-	r.log.Info("client limit: consume-only", "cluster", "a", "topic", backlogTopic)
-	cr, err := consumeAll(ctx, r.tb.a.bootstrap, backlogTopic, ends)
+	r.log.Info("client limit: consume-only", "cluster", "a", "topic", ts.names[0])
+	cr, err := consumeAll(ctx, r.tb.a.bootstrap, ts.names[0], ends)
 	if err != nil {
 		return out, err
 	}
-	out = append(out, newLimit("consume-only", "a", backlogTopic, cr, load))
+	out = append(out, newLimit("consume-only", "a", ts.names[0], cr, load))
 	return out, nil
 }
 

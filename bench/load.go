@@ -128,20 +128,50 @@ type produceResult struct {
 }
 
 // produceBacklog writes n records with the generator and waits for every acknowledgement.
-// The client's buffer limit (MaxBufferedRecords) makes Produce block: memory stays bounded.
-func produceBacklog(ctx context.Context, cl *kgo.Client, g *generator, topic string, n int) (produceResult, error) {
+// With several topics, the generator's partitions are the topics' partitions one topic
+// after the other. The client's buffer limit (MaxBufferedRecords) makes Produce block:
+// memory stays bounded.
+func produceBacklog(ctx context.Context, cl *kgo.Client, g *generator, topics []string, n int) (produceResult, error) {
+	return produceRange(ctx, cl, g, topics, 0, int64(n))
+}
+
+// produceMixed writes n records in chunks of chunk records, alternating between the
+// clients after each chunk (flushed before the next starts), so that the batches of every
+// partition alternate between the clients' codecs.
+func produceMixed(ctx context.Context, cls []*kgo.Client, g *generator, topics []string, n, chunk int) (produceResult, error) {
+	var res produceResult
+	cpu0, began := selfCPU(), time.Now()
+	for i, from := 0, int64(0); from < int64(n); i, from = i+1, from+int64(chunk) {
+		pr, err := produceRange(ctx, cls[i%len(cls)], g, topics, from, min(from+int64(chunk), int64(n)))
+		res.Records += pr.Records
+		res.PayloadBytes += pr.PayloadBytes
+		if err != nil {
+			return res, err
+		}
+	}
+	res.Seconds = time.Since(began).Seconds()
+	res.ClientCPU = selfCPU() - cpu0
+	return res, nil
+}
+
+// produceRange writes records from..to-1 and waits for their acknowledgements.
+func produceRange(ctx context.Context, cl *kgo.Client, g *generator, topics []string, from, to int64) (produceResult, error) {
 	var (
 		mu       sync.Mutex
 		firstErr error
 		failed   atomic.Int64
 	)
+	perTopic := int32(max(1, g.partitions/len(topics)))
 	cpu0, began := selfCPU(), time.Now()
 	var res produceResult
-	for i := range int64(n) {
+	for i := from; i < to; i++ {
 		if ctx.Err() != nil {
 			break
 		}
-		r := g.backlog(topic, i)
+		r := g.backlog(topics[0], i)
+		if len(topics) > 1 {
+			r.Topic, r.Partition = topics[r.Partition/perTopic], r.Partition%perTopic
+		}
 		res.PayloadBytes += payloadBytes(r)
 		cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 			if err != nil {
@@ -156,7 +186,7 @@ func produceBacklog(ctx context.Context, cl *kgo.Client, g *generator, topic str
 		res.Records++
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return res, fmt.Errorf("waiting for the acknowledgements of %q: %w", topic, err)
+		return res, fmt.Errorf("waiting for the acknowledgements of %q: %w", topics[0], err)
 	}
 	res.Seconds = time.Since(began).Seconds()
 	res.ClientCPU = selfCPU() - cpu0
@@ -164,7 +194,7 @@ func produceBacklog(ctx context.Context, cl *kgo.Client, g *generator, topic str
 		return res, err
 	}
 	if firstErr != nil {
-		return res, fmt.Errorf("%d of %d records failed; first: %w", failed.Load(), n, firstErr)
+		return res, fmt.Errorf("%d of %d records failed; first: %w", failed.Load(), to-from, firstErr)
 	}
 	return res, nil
 }

@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	res, runErr := r.run(ctx)
-	if runErr != nil && (errors.Is(runErr, context.Canceled) || res.Preload == nil && len(res.Memory) == 0) {
+	if runErr != nil && (errors.Is(runErr, context.Canceled) || len(res.Cells) == 0 && len(res.Memory) == 0) {
 		fmt.Fprintf(stderr, "bench: %v\n", runErr) // interrupted or nothing measured: no result files
 		return 1
 	}

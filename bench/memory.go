@@ -14,11 +14,12 @@ func (r *runner) memory(ctx context.Context) error {
 		n := parts * r.p.MemRecordsPerPartition
 		g := newGenerator(r.p.RecordSize, 0, parts)
 		g.contiguous = r.p.MemRecordsPerPartition
-		load, ends, err := r.preload(ctx, g, topic, parts, n)
+		ts := singleTopic(topic, parts)
+		load, ends, err := r.preload(ctx, g, ts, n, r.p.Codec, false)
 		if err != nil {
 			return fmt.Errorf("memory run with %d partitions: %w", parts, err)
 		}
-		c, err := r.copyRun(ctx, toolStrait, topic, parts, ends, load.PayloadBytes)
+		c, err := r.copyRun(ctx, toolStrait, ts, r.p.TargetCodec, ends, load.PayloadBytes)
 		if err != nil {
 			return fmt.Errorf("memory run with %d partitions: %w", parts, err)
 		}

@@ -36,6 +36,14 @@ type params struct {
 	Mode   string   `json:"mode"`
 	Tools  []string `json:"tools"`
 	Phases []string `json:"phases"`
+	// Runs is how many copies of each cell every tool makes, alternating the tools.
+	Runs int `json:"runs"`
+	// Matrix is "", reduced or full: the cells of the compare mode (see matrix.go).
+	Matrix string `json:"matrix,omitempty"`
+	// MatrixScale multiplies every matrix cell's backlog; MatrixCells picks cells by
+	// number (1-based), all when empty.
+	MatrixScale float64 `json:"matrix_scale,omitempty"`
+	MatrixCells []int   `json:"matrix_cells,omitempty"`
 
 	Records    int    `json:"records"`
 	RecordSize int    `json:"record_size_bytes"`
@@ -75,6 +83,7 @@ type mm2Tuning struct {
 	BatchSize         int  `json:"producer_batch_size"`
 	LingerMs          int  `json:"producer_linger_ms"`
 	MaxInFlight       int  `json:"producer_max_in_flight"`
+	MaxRequestSize    int  `json:"producer_max_request_size"`
 	FetchMaxBytes     int  `json:"consumer_fetch_max_bytes"`
 	PartitionFetch    int  `json:"consumer_max_partition_fetch_bytes"`
 	MaxPollRecords    int  `json:"consumer_max_poll_records"`
@@ -87,6 +96,8 @@ func defaultParams() params {
 		Mode:                   modeCompare,
 		Tools:                  []string{toolStrait, toolMM2},
 		Phases:                 []string{phaseCopy, phaseLatency, phaseLimits},
+		Runs:                   3,
+		MatrixScale:            1,
 		Records:                2_000_000,
 		RecordSize:             1024,
 		Partitions:             8,
@@ -105,6 +116,7 @@ func defaultParams() params {
 			BatchSize:         262_144,
 			LingerMs:          10,
 			MaxInFlight:       5,
+			MaxRequestSize:    1_048_576,
 			FetchMaxBytes:     52_428_800,
 			PartitionFetch:    4_194_304,
 			MaxPollRecords:    2000,
@@ -124,15 +136,20 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\nStrait versus Apache MirrorMaker 2 on two local Kafka clusters; see bench/README.md.\n\n")
 		fs.PrintDefaults()
 	}
-	var tools, phases, memParts string
+	var tools, phases, memParts, matrixCells string
+	matrix := matrixFlag{}
 	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions) or all")
 	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2")
 	fs.StringVar(&phases, "phases", strings.Join(p.Phases, ","), "phases of the compare mode: copy, latency, limits")
+	fs.IntVar(&p.Runs, "runs", p.Runs, "copies of each cell per tool, alternating the tools (strait, mm2, strait, ...); the report shows median and range")
+	fs.Var(&matrix, "matrix", "run the workload matrix instead of one cell: -matrix (the reduced one, at most 15 minutes) or -matrix full (every combination, hours); see bench/README.md")
+	fs.Float64Var(&p.MatrixScale, "matrix-scale", p.MatrixScale, "multiply every matrix cell's backlog by this (e.g. 0.05 for a quick trial of the matrix)")
+	fs.StringVar(&matrixCells, "matrix-cells", "", "run only these matrix cells, by number (e.g. 1,4; -matrix lists them at the start)")
 	fs.IntVar(&p.Records, "records", p.Records, "records in the backlog topic")
 	fs.IntVar(&p.RecordSize, "record-size", p.RecordSize, "value size in bytes of each record")
 	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "partitions of the backlog and latency topics")
 	fs.StringVar(&p.Codec, "codec", p.Codec, "producer compression of the source data: none, gzip, snappy, lz4, zstd")
-	fs.StringVar(&p.TargetCodec, "target-codec", p.TargetCodec, "compression.type of the replicators' producer on B: none, gzip, snappy, lz4, zstd, or same (as -codec)")
+	fs.StringVar(&p.TargetCodec, "target-codec", p.TargetCodec, "compression.type of the replicators' producer on B: none, gzip, snappy, lz4, zstd, same (as -codec) or unset (not written: MM2 writes uncompressed, Strait keeps each batch's codec)")
 	fs.IntVar(&p.KeySpread, "keys", p.KeySpread, "distinct record keys (0: null keys); records go to partition key%partitions")
 	fs.Float64Var(&p.LatencyRateMBps, "rate", p.LatencyRateMBps, "latency run: producer rate in MB/s of payload")
 	fs.DurationVar(&p.LatencyWarmup.Duration, "latency-warmup", p.LatencyWarmup.Duration, "latency run: how long the producer writes before the measured window (those records are left out)")
@@ -142,7 +159,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.StringVar(&memParts, "memory-partitions", joinInts(p.MemPartitions), "memory mode: partition counts to measure")
 	fs.IntVar(&p.MemRecordsPerPartition, "memory-records", p.MemRecordsPerPartition, "memory mode: records per partition")
 	fs.StringVar(&p.MM2.Heap, "mm2-heap", p.MM2.Heap, "MM2 JVM max heap (-Xmx)")
-	fs.IntVar(&p.MM2.TasksMax, "mm2-tasks", p.MM2.TasksMax, "tasks.max (0: the partition count)")
+	fs.IntVar(&p.MM2.TasksMax, "mm2-tasks", p.MM2.TasksMax, "tasks.max (0: the partition count, at most 16)")
 	fs.IntVar(&p.MM2.BatchSize, "mm2-batch-size", p.MM2.BatchSize, "<target>.producer.batch.size")
 	fs.IntVar(&p.MM2.LingerMs, "linger-ms", p.MM2.LingerMs, "<target>.producer.linger.ms (both tools read it)")
 	fs.IntVar(&p.MM2.OffsetFlushMs, "offset-flush-ms", p.MM2.OffsetFlushMs, "<target>.offset.flush.interval.ms (0: each tool's default, MM2 60000, Strait 1000)")
@@ -154,6 +171,15 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	if err := fs.Parse(args); err != nil {
 		return p, err
 	}
+	// "-matrix full": a bool-style flag takes no separate value, so "full" is the first
+	// argument left over.
+	if matrix.v == matrixReduced && fs.NArg() > 0 && fs.Arg(0) == matrixFull {
+		matrix.v = matrixFull
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return p, err
+		}
+	}
+	p.Matrix = matrix.v
 	if fs.NArg() > 0 {
 		return p, fmt.Errorf("unexpected arguments %q: every setting is a flag (see -h)", fs.Args())
 	}
@@ -163,11 +189,28 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	if p.MemPartitions, err = parseInts(memParts); err != nil {
 		return p, fmt.Errorf("-memory-partitions %q: %w", memParts, err)
 	}
-	if p.TargetCodec == "same" {
-		p.TargetCodec = p.Codec
+	if p.MatrixCells, err = parseInts(matrixCells); err != nil {
+		return p, fmt.Errorf("-matrix-cells %q: %w", matrixCells, err)
 	}
-	if p.MM2.TasksMax == 0 {
-		p.MM2.TasksMax = p.Partitions
+	switch p.TargetCodec {
+	case targetSame:
+		p.TargetCodec = p.Codec
+	case targetUnset:
+		p.TargetCodec = ""
+	}
+	if p.Matrix != matrixNone {
+		// The matrix's latency cell is shorter than a single comparison's, unless set.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["latency-warmup"] {
+			p.LatencyWarmup.Duration = 5 * time.Second
+		}
+		if !set["latency-duration"] {
+			p.LatencyDuration.Duration = 20 * time.Second
+		}
+		if !set["latency-grace"] {
+			p.LatencyGrace.Duration = 10 * time.Second
+		}
 	}
 	return p, p.validate()
 }
@@ -203,9 +246,30 @@ func (p *params) validate() error {
 	if p.Partitions < 1 || p.Partitions > 10_000 {
 		bad("-partitions %d: use 1 to 10000", p.Partitions)
 	}
-	for _, c := range []struct{ flag, v string }{{"-codec", p.Codec}, {"-target-codec", p.TargetCodec}} {
-		if _, ok := codec(c.v); !ok {
-			bad("%s %q: use none, gzip, snappy, lz4 or zstd", c.flag, c.v)
+	if _, ok := codec(p.Codec); !ok {
+		bad("-codec %q: use none, gzip, snappy, lz4 or zstd", p.Codec)
+	}
+	if _, ok := codec(p.TargetCodec); !ok && p.TargetCodec != "" {
+		bad("-target-codec %q: use none, gzip, snappy, lz4, zstd, same or unset", p.TargetCodec)
+	}
+	if p.Runs < 1 || p.Runs > 50 {
+		bad("-runs %d: use 1 to 50", p.Runs)
+	}
+	if p.MatrixScale <= 0 || p.MatrixScale > 100 {
+		bad("-matrix-scale %g: use a factor above 0 and at most 100", p.MatrixScale)
+	}
+	if len(p.MatrixCells) > 0 && p.Matrix == matrixNone {
+		bad("-matrix-cells needs -matrix (or -matrix full): it picks cells of the matrix")
+	}
+	if p.Matrix != matrixNone {
+		n := len(p.matrixCells())
+		for _, c := range p.MatrixCells {
+			if c < 1 || c > n {
+				bad("-matrix-cells: %d is not a cell of the %s matrix; use 1 to %d", c, p.Matrix, n)
+			}
+		}
+		if p.Mode != modeCompare {
+			bad("-matrix runs in -mode compare only; drop -mode %s or run the memory mode on its own", p.Mode)
 		}
 	}
 	if p.KeySpread < 0 {
@@ -246,13 +310,72 @@ func (p *params) validate() error {
 	if !heapSize(p.BrokerHeap) {
 		bad("-broker-heap %q: use a size such as 512m or 1g", p.BrokerHeap)
 	}
-	if p.MM2.TasksMax < 1 {
-		bad("-mm2-tasks %d: must be at least 1 (or 0 for the partition count)", p.MM2.TasksMax)
+	if p.MM2.TasksMax < 0 {
+		bad("-mm2-tasks %d: must be at least 1 (or 0 for the partition count, at most 16)", p.MM2.TasksMax)
 	}
 	if p.MM2.BatchSize < 1 || p.MM2.LingerMs < 0 || p.MM2.OffsetFlushMs < 0 {
 		bad("-mm2-batch-size must be positive and -linger-ms, -offset-flush-ms not negative")
 	}
 	return errors.Join(errs...)
+}
+
+// matrixCells is the whole matrix of -matrix, before -matrix-cells picks from it.
+func (p *params) matrixCells() []workload {
+	switch p.Matrix {
+	case matrixReduced:
+		return reducedMatrix(p.MatrixScale)
+	case matrixFull:
+		return fullMatrix(p.MatrixScale)
+	}
+	return nil
+}
+
+// cells are the workloads the compare mode runs: the matrix's (those -matrix-cells picks),
+// or the one the flags describe.
+func (p *params) cells() []workload {
+	if p.Matrix == matrixNone {
+		target := targetDifferent
+		switch p.TargetCodec {
+		case "":
+			target = targetUnset
+		case p.Codec:
+			target = targetSame
+		}
+		w := workload{RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: target,
+			TargetCodec: p.TargetCodec, Records: p.Records, Limits: true}
+		return []workload{w}
+	}
+	all := p.matrixCells()
+	if len(p.MatrixCells) == 0 {
+		return all
+	}
+	var out []workload
+	for _, i := range p.MatrixCells {
+		if i >= 1 && i <= len(all) {
+			out = append(out, all[i-1])
+		}
+	}
+	return out
+}
+
+// matrixFlag is -matrix: alone it means the reduced matrix, -matrix=full (or -matrix full,
+// see parseParams) the full one.
+type matrixFlag struct{ v string }
+
+func (m *matrixFlag) String() string   { return m.v }
+func (m *matrixFlag) IsBoolFlag() bool { return true }
+func (m *matrixFlag) Set(s string) error {
+	switch s {
+	case "true", matrixReduced:
+		m.v = matrixReduced
+	case matrixFull:
+		m.v = matrixFull
+	case "false":
+		m.v = matrixNone
+	default:
+		return fmt.Errorf("use -matrix (reduced, at most 15 minutes) or -matrix full")
+	}
+	return nil
 }
 
 // has reports whether the compare mode runs phase.

@@ -18,17 +18,56 @@ func TestParseParams(t *testing.T) {
 		wantErr string // substring; "" for success
 	}{
 		{
-			name:  "defaults",
-			args:  nil,
-			check: func(p params) bool { return p.Records == 2_000_000 && p.TargetCodec == "none" && p.MM2.TasksMax == 8 },
-		},
-		{
-			name: "codec sets the target codec and partitions set tasks.max",
-			args: []string{"-codec", "lz4", "-partitions", "3", "-keys", "3"},
+			name: "defaults",
+			args: nil,
 			check: func(p params) bool {
-				return p.Codec == "lz4" && p.TargetCodec == "lz4" && p.MM2.TasksMax == 3
+				return p.Records == 2_000_000 && p.TargetCodec == "none" && p.MM2.TasksMax == 0 && p.Runs == 3 && p.Matrix == matrixNone && len(p.cells()) == 1
 			},
 		},
+		{
+			name: "codec sets the target codec",
+			args: []string{"-codec", "lz4", "-partitions", "3", "-keys", "3"},
+			check: func(p params) bool {
+				return p.Codec == "lz4" && p.TargetCodec == "lz4" && p.cells()[0].Target == targetSame
+			},
+		},
+		{
+			name: "target codec unset",
+			args: []string{"-codec", "lz4", "-target-codec", "unset"},
+			check: func(p params) bool {
+				return p.TargetCodec == "" && p.cells()[0].Target == targetUnset
+			},
+		},
+		{
+			name: "reduced matrix with shorter latency",
+			args: []string{"-matrix", "-runs", "2"},
+			check: func(p params) bool {
+				return p.Matrix == matrixReduced && p.Runs == 2 && len(p.cells()) == len(reducedMatrix(1)) && p.LatencyDuration.Duration == 20*time.Second
+			},
+		},
+		{
+			name:  "full matrix, space separated",
+			args:  []string{"-matrix", "full", "-runs", "1"},
+			check: func(p params) bool { return p.Matrix == matrixFull && p.Runs == 1 && len(p.cells()) == 137 },
+		},
+		{
+			name:  "full matrix with =",
+			args:  []string{"-matrix=full"},
+			check: func(p params) bool { return p.Matrix == matrixFull },
+		},
+		{
+			name: "matrix cells and scale",
+			args: []string{"-matrix", "-matrix-cells", "2,7", "-matrix-scale", "0.5", "-latency-duration", "30s"},
+			check: func(p params) bool {
+				c := p.cells()
+				return len(c) == 2 && c[0].RecordSize == 100 && c[1].Topics == 2000 && p.LatencyDuration.Duration == 30*time.Second
+			},
+		},
+		{name: "bad runs", args: []string{"-runs", "0"}, wantErr: "-runs 0: use 1 to 50"},
+		{name: "bad matrix value", args: []string{"-matrix=huge"}, wantErr: "use -matrix (reduced, at most 15 minutes) or -matrix full"},
+		{name: "cells without matrix", args: []string{"-matrix-cells", "1"}, wantErr: "-matrix-cells needs -matrix"},
+		{name: "cell out of range", args: []string{"-matrix", "-matrix-cells", "9"}, wantErr: "-matrix-cells: 9 is not a cell of the reduced matrix; use 1 to 7"},
+		{name: "matrix in memory mode", args: []string{"-matrix", "-mode", "memory"}, wantErr: "-matrix runs in -mode compare only"},
 		{
 			name: "explicit target codec and tools",
 			args: []string{"-codec", "zstd", "-target-codec", "none", "-tools", "mm2", "-phases", "copy"},

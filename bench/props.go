@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -9,14 +10,55 @@ import (
 type flowSpec struct {
 	source, target       string // MM2 cluster aliases, unique per tool run
 	sourceBoot, destBoot string
-	topic                string // the one source topic to replicate (letters, digits, '-')
+	topic                string   // the source topic, or the regex of the source topics (letters, digits, '-', ".*")
+	names                []string // the source topics topic matches; nil: topic alone
 	tuning               mm2Tuning
-	targetCodec          string
+	targetCodec          string // compression.type of the target producer; "" writes none (unset)
 	straitProps          string // key=value;... for Strait's file only
 }
 
 // remoteTopic is the topic's name on the target under MM2's DefaultReplicationPolicy.
 func (f flowSpec) remoteTopic() string { return f.source + "." + f.topic }
+
+// remoteTopics are the target topics of every source topic of the flow.
+func (f flowSpec) remoteTopics() []string {
+	if len(f.names) == 0 {
+		return []string{f.remoteTopic()}
+	}
+	out := make([]string, len(f.names))
+	for i, n := range f.names {
+		out[i] = f.source + "." + n
+	}
+	return out
+}
+
+// wantedMM2Settings are the client settings the file gives MM2's data producer (to the
+// target) and its source consumers, as MM2 logs them in ProducerConfig and ConsumerConfig.
+func (f flowSpec) wantedMM2Settings() mm2Wanted {
+	t := f.tuning
+	w := mm2Wanted{
+		producerBootstrap: f.destBoot,
+		consumerBootstrap: f.sourceBoot,
+		producer: map[string]string{
+			"batch.size":       strconv.Itoa(t.BatchSize),
+			"linger.ms":        strconv.Itoa(t.LingerMs),
+			"max.request.size": strconv.Itoa(t.MaxRequestSize),
+		},
+		consumer: map[string]string{
+			"fetch.max.bytes":           strconv.Itoa(t.FetchMaxBytes),
+			"max.partition.fetch.bytes": strconv.Itoa(t.PartitionFetch),
+			"max.poll.records":          strconv.Itoa(t.MaxPollRecords),
+		},
+	}
+	if f.targetCodec != "" {
+		w.producer["compression.type"] = f.targetCodec
+	}
+	if t.IdempotentProduce {
+		w.producer["enable.idempotence"] = "true"
+		w.producer["max.in.flight.requests.per.connection"] = strconv.Itoa(t.MaxInFlight)
+	}
+	return w
+}
 
 // properties renders the MM2 dedicated-mode configuration of the flow for tool. Aliases are
 // unique per run, so no remote topic, internal topic or group of one run can collide with
@@ -41,10 +83,15 @@ func (f flowSpec) properties(tool string) string {
 	w("sync.topic.acls.enabled = false")
 	w("# Tuning (bench/README.md explains each): one MM2 task per partition,")
 	w("tasks.max = %d", t.TasksMax)
-	w("# large producer batches with a short linger, compression as on the source,")
+	w("# large producer batches with a short linger, the benchmark's compression.type,")
 	w("%s.producer.batch.size = %d", f.target, t.BatchSize)
 	w("%s.producer.linger.ms = %d", f.target, t.LingerMs)
-	w("%s.producer.compression.type = %s", f.target, f.targetCodec)
+	if f.targetCodec != "" {
+		w("%s.producer.compression.type = %s", f.target, f.targetCodec)
+	} else {
+		w("# (compression.type unset: MM2 writes uncompressed, Strait keeps each batch's source codec)")
+	}
+	w("%s.producer.max.request.size = %d", f.target, t.MaxRequestSize)
 	if t.IdempotentProduce {
 		w("# ordered like Strait's idempotent producer, with %d requests in flight instead of Connect's 1,", t.MaxInFlight)
 		w("%s.producer.enable.idempotence = true", f.target)

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,18 +27,27 @@ type results struct {
 	// all runs differ only in aliases and topic (and one line for Strait, see props.go).
 	Properties string `json:"mm2_properties,omitempty"`
 	mm2Props   bool
-	MM2JVM     string          `json:"mm2_jvm_flags"`
-	Preload    *preloadResult  `json:"preload,omitempty"`
-	Copies     []copyResult    `json:"copies,omitempty"`
-	Latency    []latencyResult `json:"latency,omitempty"`
-	Limits     []limitResult   `json:"client_limits,omitempty"`
-	Memory     []copyResult    `json:"memory,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	MM2JVM     string `json:"mm2_jvm_flags"`
+	// EstimateSeconds is the forecast of the compare mode printed at the start.
+	EstimateSeconds float64         `json:"estimate_s,omitempty"`
+	Cells           []cellResult    `json:"cells,omitempty"`
+	Latency         []latencyResult `json:"latency,omitempty"`
+	Memory          []copyResult    `json:"memory,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	// Chart is the file name of the throughput chart beside the report, when one is drawn.
+	Chart string `json:"chart,omitempty"`
 }
 
 // write stores <stamp>.md, <stamp>.json and latest.md in dir and returns the markdown.
+// A matrix run also draws <stamp>-matrix.svg and writes matrix-latest.md and
+// matrix-latest.svg.
 func (res *results) write(dir string) (string, []string, error) {
 	res.MM2JVM = strings.Replace(mm2JVM, "<heap>", res.Params.MM2.Heap, 1)
+	stamp := res.Started.Format("20060102-150405")
+	matrix := res.Params.Matrix != matrixNone && res.anyCopies()
+	if matrix {
+		res.Chart = stamp + "-matrix.svg"
+	}
 	md := res.markdown()
 	js, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -45,12 +56,20 @@ func (res *results) write(dir string) (string, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return md, nil, fmt.Errorf("creating the results dir: %w", err)
 	}
-	stamp := res.Started.Format("20060102-150405")
-	files := []string{filepath.Join(dir, stamp+".md"), filepath.Join(dir, stamp+".json"), filepath.Join(dir, "latest.md")}
-	for i, b := range [][]byte{[]byte(md), append(js, '\n'), []byte(md)} {
-		if err := os.WriteFile(files[i], b, 0o644); err != nil {
+	out := map[string][]byte{stamp + ".md": []byte(md), stamp + ".json": append(js, '\n'), "latest.md": []byte(md)}
+	if matrix {
+		svg := []byte(res.chartSVG())
+		out[res.Chart], out["matrix-latest.svg"] = svg, svg
+		// matrix-latest.md shows the chart under its own latest name.
+		out["matrix-latest.md"] = []byte(strings.Replace(md, "]("+res.Chart+")", "](matrix-latest.svg)", 1))
+	}
+	var files []string
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, out[name], 0o644); err != nil {
 			return md, nil, fmt.Errorf("writing the results: %w", err)
 		}
+		files = append(files, path)
 	}
 	return md, files, nil
 }
@@ -68,13 +87,20 @@ func (res *results) markdown() string {
 	w("Strait %s (commit %.12s%s) · Apache Kafka and MM2 %s · %s, %d cores, %.1f GiB · Linux %s · %s · %s",
 		m.StraitVersion, m.StraitCommit, dirty, m.KafkaVersion, m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.GoVersion, m.JavaVersion)
 	w("")
+	if res.EstimateSeconds > 0 {
+		w("Estimated duration at the start %.0f s (%.1f min); measured %.0f s (%.1f min).", res.EstimateSeconds, res.EstimateSeconds/60, res.Seconds, res.Seconds/60)
+		w("")
+	}
 	w("Mode %s, run time %.0f s. Load average (1/5/15 min) at start %s, at end %s: other work shares this machine, so timings are noisy; each phase notes its own load average.",
 		p.Mode, res.Seconds, res.LoadStart, res.LoadEnd)
 	if res.Error != "" {
 		w("")
 		w("**The run failed; the tables hold what finished.** Error: `%s`", firstLine(res.Error))
 	}
-	res.copyTable(w)
+	res.matrixTable(w)
+	if len(res.Cells) == 1 {
+		res.copyTable(w, &res.Cells[0])
+	}
 	res.limitsTable(w)
 	res.latencyTable(w)
 	res.memoryTable(w)
@@ -82,72 +108,130 @@ func (res *results) markdown() string {
 	return b.String()
 }
 
-// byTool finds the copy of tool, nil if it did not run.
-func byTool[T any](xs []T, tool func(T) string, name string) *T {
-	for i := range xs {
-		if tool(xs[i]) == name {
-			return &xs[i]
-		}
-	}
-	return nil
-}
-
-func (res *results) copyTable(w func(string, ...any)) {
-	if len(res.Copies) == 0 {
+// copyTable renders one cell in detail: every figure as median [min–max] over the runs.
+func (res *results) copyTable(w func(string, ...any), c *cellResult) {
+	if len(c.Copies) == 0 {
 		return
 	}
 	p := res.Params
+	wl := c.Workload
 	w("")
-	w("## Backlog copy, A -> B")
+	w("## Backlog copy, A -> B: %s", c.Name)
 	w("")
-	pl := res.Preload
+	pl := c.Preload
 	if pl == nil {
 		pl = &preloadResult{}
 	}
-	w("%d records of %d B values (%.0f MB payload; %.0f MB on A's disk), %d partitions, %s, source codec %s, replicators' producer codec %s. Wall time runs from process start until every partition on B holds as many records as on A (end offsets polled every 10 ms until the first record, then every 50 ms).",
-		pl.Records, p.RecordSize, float64(pl.PayloadBytes)/1e6, float64(pl.DiskBytes)/1e6, p.Partitions, keysText(p.KeySpread), p.Codec, p.TargetCodec)
+	runs := 0
+	for _, s := range c.Summary {
+		runs = max(runs, s.Runs)
+	}
+	w("%d records of %d B values (%.0f MB payload; %.0f MB on A's disk), %s, %s, source codec %s, target compression.type %s; %d runs per tool, alternating. Each figure is the median [min–max] of the runs. Wall time runs from process start until every partition on B holds as many records as on A (end offsets polled every 10 ms until the first record, then every 50 ms).",
+		pl.Records, wl.RecordSize, float64(pl.PayloadBytes)/1e6, float64(pl.DiskBytes)/1e6, partitionsText(wl), keysText(p.KeySpread), sourceCodecText(wl), targetCodecText(wl), runs)
 	w("")
-	s := byTool(res.Copies, func(c copyResult) string { return c.Tool }, toolStrait)
-	mm := byTool(res.Copies, func(c copyResult) string { return c.Tool }, toolMM2)
-	both := s != nil && mm != nil
-	tools := []*copyResult{s, mm}
-	head := "| | " + joinNonNil(tools, func(c *copyResult) string { return c.Tool }, " | ") + " |"
-	sep := "|---|" + strings.Repeat("--:|", count(tools))
+	var tools []string
+	for _, t := range []string{toolStrait, toolMM2} {
+		if _, ok := c.Summary[t]; ok {
+			tools = append(tools, t)
+		}
+	}
+	both := len(tools) == 2
+	head, sep := "| |", "|---|"
+	for _, t := range tools {
+		head += " " + t + " |"
+		sep += "--:|"
+	}
 	if both {
-		head += " strait/mm2 |"
+		head += " strait/mm2 (medians) |"
 		sep += "--:|"
 	}
 	w("%s", head)
 	w("%s", sep)
-	row := func(label string, v func(*copyResult) float64, format string, ratio bool) {
-		line := "| " + label + " | " + joinNonNil(tools, func(c *copyResult) string { return fmt.Sprintf(format, v(c)) }, " | ") + " |"
+	row := func(label string, v func(toolSummary) stat, format string, ratio bool) {
+		line := "| " + label + " |"
+		for _, t := range tools {
+			line += " " + statText(v(c.Summary[t]), format) + " |"
+		}
 		if both {
-			if ratio && v(mm) != 0 {
-				line += fmt.Sprintf(" %.2f |", v(s)/v(mm))
+			if m := v(c.Summary[toolMM2]).Median; ratio && m != 0 {
+				line += fmt.Sprintf(" %.2f |", v(c.Summary[toolStrait]).Median/m)
 			} else {
 				line += " |"
 			}
 		}
 		w("%s", line)
 	}
-	row("wall time, start to complete copy (s)", func(c *copyResult) float64 { return c.WallSeconds }, "%.1f", false)
-	row("time to first record on B (s)", func(c *copyResult) float64 { return c.FirstRecordSeconds }, "%.2f", false)
-	row("throughput (records/s)", func(c *copyResult) float64 { return c.RecordsPerSec }, "%.0f", true)
-	row("throughput (MB/s of payload)", func(c *copyResult) float64 { return c.MBPerSec }, "%.1f", true)
-	row("throughput after the first record (MB/s)", func(c *copyResult) float64 { return c.SteadyMBPerSec }, "%.1f", true)
-	row("CPU, user+sys (s)", func(c *copyResult) float64 { return c.CPUSeconds }, "%.1f", false)
-	row("CPU per GB of payload (s/GB)", func(c *copyResult) float64 { return c.CPUPerGB }, "%.1f", true)
-	row("CPU from the first record on (s)", func(c *copyResult) float64 { return c.SteadyCPUSeconds }, "%.1f", false)
-	row("CPU per GB from the first record on (s/GB)", func(c *copyResult) float64 { return c.SteadyCPUPerGB }, "%.1f", true)
-	row("peak RSS (MiB)", func(c *copyResult) float64 { return float64(c.Process.PeakRSSBytes) / (1 << 20) }, "%.0f", true)
-	row("broker A CPU during the copy (s)", func(c *copyResult) float64 { return c.BrokerCPU["a"] }, "%.1f", false)
-	row("broker B CPU during the copy (s)", func(c *copyResult) float64 { return c.BrokerCPU["b"] }, "%.1f", false)
-	w("| records on B at completion | %s |%s", joinNonNil(tools, func(c *copyResult) string { return fmt.Sprint(c.TargetRecords) }, " | "), tern(both, " |", ""))
-	w("| load average at start | %s |%s", joinNonNil(tools, func(c *copyResult) string { return c.LoadAvg }, " | "), tern(both, " |", ""))
-	if s != nil && s.ProgressSeconds != nil {
-		w("")
-		w("Strait's progress group `strait-%s` on B covered the whole backlog %.1f s after start (progress is committed after the data is acknowledged, every second by default).", strings.Split(s.Flow, "->")[0], *s.ProgressSeconds)
+	cols := len(tools)
+	if both {
+		cols++
 	}
+	w("| **steady state, from the first record on B** |%s", strings.Repeat(" |", cols))
+	row("throughput (MB/s of payload)", func(s toolSummary) stat { return s.SteadyMBps }, "%.1f", true)
+	row("CPU per GB (s/GB)", func(s toolSummary) stat { return s.SteadyCPUPerGB }, "%.2f", true)
+	row("peak RSS (MiB)", func(s toolSummary) stat { return s.PeakRSSMiB }, "%.0f", true)
+	w("| **totals, including startup** |%s", strings.Repeat(" |", cols))
+	row("throughput, start to complete copy (MB/s)", func(s toolSummary) stat { return s.MBps }, "%.1f", true)
+	row("CPU per GB, including startup (s/GB)", func(s toolSummary) stat { return s.CPUPerGB }, "%.2f", true)
+	row("wall time, start to complete copy (s)", func(s toolSummary) stat { return s.WallS }, "%.1f", false)
+	row("time to first record on B (s)", func(s toolSummary) stat { return s.FirstRecordS }, "%.2f", false)
+	w("")
+	w("Every run, in the order they ran:")
+	w("")
+	w("| run | tool | flow | steady MB/s | steady CPU s/GB | peak RSS MiB | total MB/s | CPU s/GB with startup | first record (s) | wall (s) | broker A / B CPU (s) | records on B | load average |")
+	w("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, cp := range c.Copies {
+		w("| %d | %s | %s | %.1f | %.2f | %.0f | %.1f | %.2f | %.2f | %.1f | %.1f / %.1f | %d | %s |", cp.Run, cp.Tool, cp.Flow, cp.SteadyMBPerSec, cp.SteadyCPUPerGB,
+			float64(cp.Process.PeakRSSBytes)/(1<<20), cp.MBPerSec, cp.CPUPerGB, cp.FirstRecordSeconds, cp.WallSeconds, cp.BrokerCPU["a"], cp.BrokerCPU["b"], cp.TargetRecords, cp.LoadAvg)
+	}
+	res.settingsNote(w, c)
+}
+
+// settingsNote says what the MM2 log check found for the cell.
+func (res *results) settingsNote(w func(string, ...any), c *cellResult) {
+	var checks, clients int
+	seen := map[string]bool{}
+	for _, cp := range c.Copies {
+		for _, s := range cp.MM2Settings {
+			checks++
+			if !seen[s.Client] {
+				seen[s.Client] = true
+				clients++
+			}
+		}
+	}
+	if checks == 0 {
+		return
+	}
+	w("")
+	w("MM2 applied every setting the file gave it: %d checks in the logged ProducerConfig of its MirrorSourceConnector task producers and the ConsumerConfig of its source consumers (%d clients over the runs).", checks, clients)
+}
+
+func statText(s stat, format string) string {
+	if s.Min == s.Max {
+		return fmt.Sprintf(format, s.Median)
+	}
+	return fmt.Sprintf(format+" ["+format+"–"+format+"]", s.Median, s.Min, s.Max)
+}
+
+func partitionsText(w workload) string {
+	if w.Topics > 1 {
+		return fmt.Sprintf("%d topics of %d partition(s)", w.Topics, w.Partitions)
+	}
+	return fmt.Sprintf("%d partitions", w.Partitions)
+}
+
+func sourceCodecText(w workload) string {
+	if w.Mixed {
+		return fmt.Sprintf("%s with every partition's batches alternating between none and %s", w.Codec, w.Codec)
+	}
+	return w.Codec
+}
+
+func targetCodecText(w workload) string {
+	if w.Target == targetUnset {
+		return "unset (MM2 writes uncompressed, Strait keeps each batch's source codec)"
+	}
+	return w.TargetCodec + " (" + w.Target + ")"
 }
 
 func (res *results) latencyTable(w func(string, ...any)) {
@@ -189,18 +273,34 @@ func (res *results) latencyTable(w func(string, ...any)) {
 }
 
 func (res *results) limitsTable(w func(string, ...any)) {
-	if len(res.Limits) == 0 {
+	var limits []limitResult
+	var cell *cellResult
+	for i := range res.Cells {
+		if len(res.Cells[i].Limits) > 0 {
+			limits, cell = res.Cells[i].Limits, &res.Cells[i]
+			break
+		}
+	}
+	if len(limits) == 0 {
 		return
 	}
 	w("")
-	w("## Client limits (franz-go alone, same records, codec and partitions)")
+	w("## Client limits (franz-go alone, same records, codec and partitions as %s)", cell.Name)
 	w("")
 	w("What one client reaches producing into, or consuming from, one of these brokers while no replicator runs (measured right after the preload): a replicator does both at once on the same cores, so under the same load it stays below the lower of the two.")
 	w("")
 	w("| run | cluster | records/s | MB/s | client CPU (s) | load average at start |")
 	w("|---|---|--:|--:|--:|---|")
-	for _, l := range res.Limits {
+	for _, l := range limits {
 		w("| %s | %s | %.0f | %.1f | %.1f | %s |", l.Name, l.Cluster, l.RecordsPerSec, l.MBPerSec, l.ClientCPU, l.LoadAvg)
+	}
+	if s, ok := cell.Summary[toolStrait]; ok {
+		for _, l := range limits {
+			if l.Name == "produce-only" && l.MBPerSec > 0 {
+				w("")
+				w("Strait's steady throughput in that cell is %.0f%% of the produce-only limit into B (%.1f of %.1f MB/s; the target is at least 90%%).", 100*s.SteadyMBps.Median/l.MBPerSec, s.SteadyMBps.Median, l.MBPerSec)
+			}
+		}
 	}
 }
 
@@ -256,21 +356,4 @@ func joinNonNil[T any](xs []*T, f func(*T) string, sep string) string {
 		}
 	}
 	return strings.Join(out, sep)
-}
-
-func count[T any](xs []*T) int {
-	n := 0
-	for _, x := range xs {
-		if x != nil {
-			n++
-		}
-	}
-	return n
-}
-
-func tern(c bool, a, b string) string {
-	if c {
-		return a
-	}
-	return b
 }

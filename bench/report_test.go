@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,29 +22,42 @@ func sampleResults(t *testing.T) *results {
 			JavaVersion: "openjdk 17", KafkaVersion: "4.1.1", StraitVersion: "dev", StraitCommit: "f696af874078aaaa"},
 		Params:     p,
 		Properties: "clusters = A2, B2\n",
-		Preload:    &preloadResult{Topic: backlogTopic, produceResult: produceResult{Records: 2_000_000, PayloadBytes: 2_064_000_000, Seconds: 4.75, ClientCPU: 2.1}, DiskBytes: 2_083_776_942, LoadAvg: "2.31 6.26 5.20"},
-		Copies: []copyResult{
-			{Tool: toolStrait, Flow: "A1->B1", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 1.05, WallSeconds: 7.07,
-				ProgressSeconds: &progress, TargetRecords: 2_000_000, Process: procStats{UserSeconds: 2, SysSeconds: 1.15, PeakRSSBytes: 400 << 20},
-				SteadyCPUSeconds: 3, BrokerCPU: map[string]float64{"a": 1.9, "b": 6.6}, LoadAvg: "2.61 6.26 5.21"},
-			{Tool: toolMM2, Flow: "A2->B2", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 8.81, WallSeconds: 34.59,
-				TargetRecords: 2_000_000, Process: procStats{Comm: "java", UserSeconds: 35, SysSeconds: 5.66, PeakRSSBytes: 2387 << 20},
-				SteadyCPUSeconds: 27.3, BrokerCPU: map[string]float64{"a": 7.9, "b": 17.5}, LoadAvg: "2.28 6.07 5.15"},
-		},
+		Cells: []cellResult{{
+			Index: 1, Workload: newWorkload(1024, 8, 1, "none", false, targetSame, 2_000_000), StraitPath: "fast",
+			Preload: &preloadResult{Topic: backlogTopic, Topics: 1, produceResult: produceResult{Records: 2_000_000, PayloadBytes: 2_064_000_000, Seconds: 4.75, ClientCPU: 2.1}, DiskBytes: 2_083_776_942, LoadAvg: "2.31 6.26 5.20"},
+			Limits:  []limitResult{{Name: "produce-only", Cluster: "b", RecordsPerSec: 293023, MBPerSec: 302.4, ClientCPU: 2.2, LoadAvg: "11.23 7.90 6.00"}},
+			Copies: []copyResult{
+				{Tool: toolStrait, Flow: "A1->B1", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 1.05, WallSeconds: 7.07,
+					ProgressSeconds: &progress, TargetRecords: 2_000_000, Process: procStats{UserSeconds: 2, SysSeconds: 1.15, PeakRSSBytes: 400 << 20},
+					SteadyCPUSeconds: 3, BrokerCPU: map[string]float64{"a": 1.9, "b": 6.6}, LoadAvg: "2.61 6.26 5.21"},
+				{Tool: toolMM2, Flow: "A2->B2", Partitions: 8, Records: 2_000_000, PayloadBytes: 2_064_000_000, FirstRecordSeconds: 8.81, WallSeconds: 34.59,
+					TargetRecords: 2_000_000, Process: procStats{Comm: "java", UserSeconds: 35, SysSeconds: 5.66, PeakRSSBytes: 2387 << 20},
+					SteadyCPUSeconds: 27.3, BrokerCPU: map[string]float64{"a": 7.9, "b": 17.5}, LoadAvg: "2.28 6.07 5.15"},
+			},
+		}},
 		Latency: []latencyResult{
 			{Tool: toolStrait, Warmup: 48446, Produced: 290732, ProducedMBs: 5, ReadySeconds: 0.6, ToolCPUSeconds: 12.1,
 				Source: latencyStats{P50Ms: 1.2, P99Ms: 4.4, MaxMs: 30.3}, Target: latencyStats{P50Ms: 9.4, P99Ms: 18.6, MaxMs: 48.8},
 				AddedP50Ms: 8.2, AddedP99Ms: 14.2, AddedMaxMs: 18.5, Process: procStats{PeakRSSBytes: 22 << 20}, LoadAvg: "6.94 6.87 5.46"},
 		},
-		Limits: []limitResult{{Name: "produce-only", Cluster: "b", RecordsPerSec: 293023, MBPerSec: 302.4, ClientCPU: 2.2, LoadAvg: "11.23 7.90 6.00"}},
 		Memory: []copyResult{
 			{Partitions: 100, Records: 5000, Process: procStats{PeakRSSBytes: 44 << 20}, WallSeconds: 2.2},
 			{Partitions: 2000, Records: 100000, Process: procStats{PeakRSSBytes: 671 << 20}, WallSeconds: 9.2},
 		},
 	}
-	for i := range res.Copies {
-		res.Copies[i].derive()
+	c := &res.Cells[0]
+	c.Name = c.Workload.name()
+	for i := range c.Copies {
+		c.Copies[i].Run = 1
+		c.Copies[i].derive()
 	}
+	// A second run per tool, so the tables show ranges.
+	for _, cp := range slices.Clone(c.Copies) {
+		cp.Run, cp.WallSeconds, cp.SteadyCPUSeconds = 2, cp.WallSeconds*1.1, cp.SteadyCPUSeconds*0.9
+		cp.derive()
+		c.Copies = append(c.Copies, cp)
+	}
+	c.summarizeCell()
 	res.MM2JVM = strings.Replace(mm2JVM, "<heap>", p.MM2.Heap, 1)
 	return res
 }
@@ -56,7 +70,9 @@ func TestMarkdown(t *testing.T) {
 	}{
 		{name: "every table", mutate: func(*results) {}, want: "report.md"},
 		{name: "strait only, failed", mutate: func(r *results) {
-			r.Copies, r.Latency, r.Limits, r.Memory = r.Copies[:1], nil, nil, nil
+			c := &r.Cells[0]
+			c.Copies, c.Limits, r.Latency, r.Memory = c.Copies[:1], nil, nil, nil
+			c.summarizeCell()
 			r.Error = "copy run of mm2: exited\nmore"
 		}, want: "report-strait-only.md"},
 	}
@@ -89,7 +105,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"20261129-155817.md", "20261129-155817.json", "latest.md"}
+	want := []string{"20261129-155817.json", "20261129-155817.md", "latest.md"}
 	for i, f := range files {
 		if filepath.Base(f) != want[i] {
 			t.Errorf("file %d = %s, want %s", i, filepath.Base(f), want[i])

@@ -153,35 +153,25 @@ func (r *runner) buildStrait(ctx context.Context) error {
 	return nil
 }
 
-// compare preloads the backlog, measures the client limits, copies the backlog with every
-// tool and then runs the latency runs.
+// compare runs every cell (one from the flags, or the matrix), each with its own backlog
+// and -runs copies per tool alternating the tools, and then the latency runs.
 func (r *runner) compare(ctx context.Context) error {
 	p := r.p
-	g := newGenerator(p.RecordSize, p.KeySpread, p.Partitions)
-	load, ends, err := r.preload(ctx, g, backlogTopic, p.Partitions, p.Records)
-	if err != nil {
-		return err
+	cells := p.cells()
+	if p.has(phaseCopy) || len(cells) > 0 && cells[0].Limits {
+		est := estimate(cells, p.Runs, p.Tools, latencyEstimate(p))
+		r.res.EstimateSeconds = est.Seconds()
+		r.log.Info("running cells", "cells", len(cells), "runs_per_tool", p.Runs, "estimate", est.Round(time.Second).String())
 	}
-	r.res.Preload = &load
-	// The client limits run next to the copies in time, so the load from other work on
-	// the machine is as alike as it gets.
-	if p.has(phaseLimits) {
-		lim, err := r.limits(ctx, g, ends)
+	for i, w := range cells {
+		c, err := r.runCell(ctx, i+1, w)
+		r.res.Cells = append(r.res.Cells, c)
 		if err != nil {
-			return fmt.Errorf("client-limit runs: %w", err)
-		}
-		r.res.Limits = lim
-	}
-	if p.has(phaseCopy) {
-		for _, tool := range p.Tools {
-			c, err := r.copyRun(ctx, tool, backlogTopic, p.Partitions, ends, load.PayloadBytes)
-			if err != nil {
-				return fmt.Errorf("copy run of %s: %w", tool, err)
-			}
-			r.res.Copies = append(r.res.Copies, c)
+			return fmt.Errorf("cell %d (%s): %w", i+1, w.name(), err)
 		}
 	}
 	if p.has(phaseLatency) {
+		g := newGenerator(p.RecordSize, p.KeySpread, p.Partitions)
 		for _, tool := range p.Tools {
 			l, err := r.latencyRun(ctx, tool, g)
 			if err != nil {
@@ -196,51 +186,98 @@ func (r *runner) compare(ctx context.Context) error {
 // preloadResult is the backlog written to A before the copy runs.
 type preloadResult struct {
 	Topic string `json:"topic"`
+	// Topics is the number of topics (Topic names the first).
+	Topics int `json:"topics"`
 	produceResult
 	// DiskBytes is the backlog's size in A's log dir: with a codec, the compressed size.
 	DiskBytes int64  `json:"disk_bytes"`
 	LoadAvg   string `json:"load_avg"`
 }
 
-// preload creates topic on A and writes n records into it; it returns the end offsets.
-func (r *runner) preload(ctx context.Context, g *generator, topic string, partitions, n int) (preloadResult, []int64, error) {
-	res := preloadResult{Topic: topic, LoadAvg: loadAvg()}
-	if err := createTopic(ctx, r.src, r.srcOffs, topic, partitions, nil); err != nil {
+// topicSet is the source topics of a cell: names, each with the same partitions; pattern
+// is the `topics` regex that selects exactly them.
+type topicSet struct {
+	names      []string
+	partitions int
+	pattern    string
+}
+
+// singleTopic is a topic set of one topic.
+func singleTopic(name string, partitions int) topicSet {
+	return topicSet{names: []string{name}, partitions: partitions, pattern: name}
+}
+
+// manyTopics is n topics prefix-t0000, prefix-t0001, ... matched by "prefix-t.*".
+func manyTopics(prefix string, n, partitions int) topicSet {
+	ts := topicSet{partitions: partitions, pattern: prefix + "-t.*"}
+	for i := range n {
+		ts.names = append(ts.names, fmt.Sprintf("%s-t%04d", prefix, i))
+	}
+	return ts
+}
+
+// preload creates the topics on A and writes n records into them with codec (alternating
+// batches with uncompressed ones when mixed); it returns the end offsets, flattened as
+// endOffsetsAll.
+func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, codecName string, mixed bool) (preloadResult, []int64, error) {
+	res := preloadResult{Topic: ts.names[0], Topics: len(ts.names), LoadAvg: loadAvg()}
+	if err := createTopics(ctx, r.src, r.srcOffs, ts.names, ts.partitions, nil); err != nil {
 		return res, nil, fmt.Errorf("cluster a: %w", err)
 	}
-	cl, err := newClient(r.tb.a.bootstrap, producerOpts(r.tb.a.bootstrap, r.p.Codec)...)
+	cl, err := newClient(r.tb.a.bootstrap, producerOpts(r.tb.a.bootstrap, codecName)...)
 	if err != nil {
 		return res, nil, err
 	}
 	defer cl.Close()
-	r.log.Info("preloading", "topic", topic, "records", n, "partitions", partitions, "codec", r.p.Codec)
-	if res.produceResult, err = produceBacklog(ctx, cl, g, topic, n); err != nil {
-		return res, nil, fmt.Errorf("preloading %q on cluster a: %w", topic, err)
+	r.log.Info("preloading", "topic", ts.pattern, "topics", len(ts.names), "records", n, "partitions", ts.partitions, "codec", codecName, "mixed", mixed)
+	if mixed {
+		plain, perr := newClient(r.tb.a.bootstrap, producerOpts(r.tb.a.bootstrap, "none")...)
+		if perr != nil {
+			return res, nil, perr
+		}
+		defer plain.Close()
+		// About 16 records per partition per chunk: each flush leaves one batch per
+		// partition, so every partition's batches alternate between the two codecs.
+		chunk := 16 * len(ts.names) * ts.partitions
+		res.produceResult, err = produceMixed(ctx, []*kgo.Client{plain, cl}, g, ts.names, n, chunk)
+	} else {
+		res.produceResult, err = produceBacklog(ctx, cl, g, ts.names, n)
 	}
-	ends, err := r.srcOffs.endOffsets(ctx, topic, partitions)
+	if err != nil {
+		return res, nil, fmt.Errorf("preloading %q on cluster a: %w", ts.pattern, err)
+	}
+	ends, err := r.srcOffs.endOffsetsAll(ctx, ts.names, ts.partitions)
 	if err != nil {
 		return res, nil, err
 	}
 	if got := sum(ends); got != int64(n) {
-		return res, nil, fmt.Errorf("topic %q on cluster a holds %d records after the preload, want %d", topic, got, n)
+		return res, nil, fmt.Errorf("topics %q on cluster a hold %d records after the preload, want %d", ts.pattern, got, n)
 	}
-	if res.DiskBytes, err = topicDiskBytes(ctx, r.src, topic); err != nil {
+	if res.DiskBytes, err = topicDiskBytes(ctx, r.src, ts.names...); err != nil {
 		r.log.Warn("cannot read the backlog's disk size", "err", err)
 	}
-	r.log.Info("preloaded", "topic", topic, "seconds", res.Seconds, "mb_per_s", mbps(res.PayloadBytes, res.Seconds), "disk_mb", float64(res.DiskBytes)/1e6)
+	r.log.Info("preloaded", "topic", ts.pattern, "seconds", res.Seconds, "mb_per_s", mbps(res.PayloadBytes, res.Seconds), "disk_mb", float64(res.DiskBytes)/1e6)
 	return res, ends, nil
 }
 
-// nextFlow returns the flow of the next tool run: new aliases, so the run's remote topic,
+// nextFlow returns the flow of the next tool run: new aliases, so the run's remote topics,
 // the tool's internal topics and its groups cannot collide with any earlier run's.
-func (r *runner) nextFlow(topic string) flowSpec {
+func (r *runner) nextFlow(ts topicSet, targetCodec string) flowSpec {
 	r.flowsStarted++
 	n := strconv.Itoa(r.flowsStarted)
-	return flowSpec{
+	tuning := r.p.MM2
+	if tuning.TasksMax == 0 {
+		tuning.TasksMax = min(len(ts.names)*ts.partitions, mm2TasksCap)
+	}
+	f := flowSpec{
 		source: "A" + n, target: "B" + n,
 		sourceBoot: r.tb.a.bootstrap, destBoot: r.tb.b.bootstrap,
-		topic: topic, tuning: r.p.MM2, targetCodec: r.p.TargetCodec, straitProps: r.p.StraitProps,
+		topic: ts.pattern, tuning: tuning, targetCodec: targetCodec, straitProps: r.p.StraitProps,
 	}
+	if len(ts.names) > 1 || ts.pattern != ts.names[0] {
+		f.names = ts.names
+	}
+	return f
 }
 
 // launch writes the flow's properties and starts tool on it.

@@ -20,6 +20,7 @@ type proc struct {
 	cmd     *exec.Cmd
 	started time.Time
 	logPath string
+	mm2Log  string // MM2's own log (log4j), beside logPath's stdout and stderr
 	done    chan struct{}
 	err     error // the exit status; read only after done is closed
 }
@@ -112,7 +113,11 @@ func launchStrait(bin, props, target, logPath string) (*proc, error) {
 // launchMM2 runs Apache MM2 in dedicated mode through `kafka.sh mm2`, which execs java, so
 // the pid is the JVM's. MM2's own log goes to mm2Log, the JVM's stdout and stderr to logPath.
 func launchMM2(script, tbDir, props, heap, target, logPath, mm2Log string) (*proc, error) {
-	return startProc(toolMM2, logPath, script, "mm2", "-d", tbDir, "-c", props, "--heap", heap, "--log", mm2Log, "--", "--clusters", target)
+	p, err := startProc(toolMM2, logPath, script, "mm2", "-d", tbDir, "-c", props, "--heap", heap, "--log", mm2Log, "--", "--clusters", target)
+	if p != nil {
+		p.mm2Log = mm2Log
+	}
+	return p, err
 }
 
 // toolStats reads the replicator's CPU time and peak RSS, checking that the pid is the

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Targets of issue 8 on steady-state figures, Strait / MM2.
+const (
+	goalThroughput    = 3.0      // at least
+	goalCPUFastPath   = 1.0 / 10 // at most
+	goalCPURecordPath = 1.0 / 4  // at most
+	goalRSS           = 1.0 / 8  // at most
+)
+
+// cellResult is one cell: its backlog, every copy run of every tool in the order they ran,
+// and their medians and ranges.
+type cellResult struct {
+	Index    int      `json:"index"`
+	Name     string   `json:"name"`
+	Workload workload `json:"workload"`
+	// StraitPath is "fast" or "record": the path Strait's rules give the cell; a Strait
+	// log that shows partitions leaving the fast path turns it into "record".
+	StraitPath string                 `json:"strait_path"`
+	Preload    *preloadResult         `json:"preload,omitempty"`
+	Limits     []limitResult          `json:"client_limits,omitempty"`
+	Copies     []copyResult           `json:"copies,omitempty"`
+	Summary    map[string]toolSummary `json:"summary,omitempty"`
+	// Ratios are Strait / MM2 of the medians (zero when a tool did not run).
+	Ratios  ratios        `json:"ratios"`
+	Targets []targetCheck `json:"targets,omitempty"`
+}
+
+// stat is the median and range of one figure over a tool's runs of a cell.
+type stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// statOf summarises xs (the median of an even count is the mean of the middle two).
+func statOf(xs []float64) stat {
+	if len(xs) == 0 {
+		return stat{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stat{Median: m, Min: s[0], Max: s[len(s)-1]}
+}
+
+// toolSummary is a tool's runs of a cell.
+type toolSummary struct {
+	Runs int `json:"runs"`
+	// Steady figures count from the first record on B: the headline.
+	SteadyMBps     stat `json:"steady_mb_per_s"`
+	SteadyCPUPerGB stat `json:"steady_cpu_s_per_gb"`
+	PeakRSSMiB     stat `json:"peak_rss_mib"`
+	// Totals include startup: process start to complete copy.
+	MBps         stat `json:"mb_per_s"`
+	CPUPerGB     stat `json:"cpu_s_per_gb"`
+	FirstRecordS stat `json:"first_record_s"`
+	WallS        stat `json:"wall_s"`
+}
+
+func summarize(copies []copyResult, tool string) (toolSummary, bool) {
+	var steady, cpu, rss, total, totalCPU, first, wall []float64
+	for _, c := range copies {
+		if c.Tool != tool {
+			continue
+		}
+		steady = append(steady, c.SteadyMBPerSec)
+		cpu = append(cpu, c.SteadyCPUPerGB)
+		rss = append(rss, float64(c.Process.PeakRSSBytes)/(1<<20))
+		total = append(total, c.MBPerSec)
+		totalCPU = append(totalCPU, c.CPUPerGB)
+		first = append(first, c.FirstRecordSeconds)
+		wall = append(wall, c.WallSeconds)
+	}
+	if len(steady) == 0 {
+		return toolSummary{}, false
+	}
+	return toolSummary{Runs: len(steady), SteadyMBps: statOf(steady), SteadyCPUPerGB: statOf(cpu), PeakRSSMiB: statOf(rss),
+		MBps: statOf(total), CPUPerGB: statOf(totalCPU), FirstRecordS: statOf(first), WallS: statOf(wall)}, true
+}
+
+// ratios are Strait / MM2 of the tools' medians.
+type ratios struct {
+	SteadyMBps     float64 `json:"steady_mb_per_s"`
+	SteadyCPUPerGB float64 `json:"steady_cpu_s_per_gb"`
+	PeakRSS        float64 `json:"peak_rss"`
+	MBps           float64 `json:"mb_per_s"`
+	CPUPerGB       float64 `json:"cpu_s_per_gb"`
+}
+
+// targetCheck is one target of issue 8 for one cell.
+type targetCheck struct {
+	Name  string  `json:"name"`
+	Goal  string  `json:"goal"`
+	Ratio float64 `json:"ratio"`
+	Met   bool    `json:"met"`
+}
+
+// summarizeCell fills in the summaries, the ratios and the targets from the copies.
+func (c *cellResult) summarizeCell() {
+	c.Summary = map[string]toolSummary{}
+	for _, t := range []string{toolStrait, toolMM2} {
+		if s, ok := summarize(c.Copies, t); ok {
+			c.Summary[t] = s
+		}
+	}
+	for _, cp := range c.Copies {
+		if cp.Tool == toolStrait && cp.StraitRecordPath > 0 {
+			c.StraitPath = "record"
+		}
+	}
+	s, okS := c.Summary[toolStrait]
+	m, okM := c.Summary[toolMM2]
+	if !okS || !okM {
+		return
+	}
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	c.Ratios = ratios{
+		SteadyMBps:     div(s.SteadyMBps.Median, m.SteadyMBps.Median),
+		SteadyCPUPerGB: div(s.SteadyCPUPerGB.Median, m.SteadyCPUPerGB.Median),
+		PeakRSS:        div(s.PeakRSSMiB.Median, m.PeakRSSMiB.Median),
+		MBps:           div(s.MBps.Median, m.MBps.Median),
+		CPUPerGB:       div(s.CPUPerGB.Median, m.CPUPerGB.Median),
+	}
+	cpuGoal, cpuText := goalCPUFastPath, "CPU/GB ≤ 1/10 (fast path)"
+	if c.StraitPath == "record" {
+		cpuGoal, cpuText = goalCPURecordPath, "CPU/GB ≤ 1/4 (record path)"
+	}
+	c.Targets = []targetCheck{
+		{Name: "throughput", Goal: "≥ 3×", Ratio: c.Ratios.SteadyMBps, Met: c.Ratios.SteadyMBps >= goalThroughput},
+		{Name: "cpu", Goal: cpuText, Ratio: c.Ratios.SteadyCPUPerGB, Met: c.Ratios.SteadyCPUPerGB > 0 && c.Ratios.SteadyCPUPerGB <= cpuGoal},
+		{Name: "rss", Goal: "≤ 1/8", Ratio: c.Ratios.PeakRSS, Met: c.Ratios.PeakRSS > 0 && c.Ratios.PeakRSS <= goalRSS},
+	}
+}
+
+// runCell preloads the cell's backlog into new topics and copies it -runs times per tool,
+// alternating the tools (strait, mm2, strait, mm2, ...). Every copy has its own aliases;
+// its remote topics are deleted after it, and the source topics after the cell, so the
+// brokers do not pile up thousands of partitions over a matrix.
+func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, error) {
+	p := r.p
+	c := cellResult{Index: idx, Name: w.name(), Workload: w, StraitPath: w.straitPath(p.StraitProps)}
+	ts := singleTopic(backlogTopic, w.Partitions)
+	if p.Matrix != matrixNone {
+		ts = singleTopic(fmt.Sprintf("bench-c%d", idx), w.Partitions)
+	}
+	if w.Topics > 1 {
+		ts = manyTopics(fmt.Sprintf("bench-c%d", idx), w.Topics, w.Partitions)
+	}
+	keys := p.KeySpread
+	if keys > 0 && keys < w.totalPartitions() {
+		keys = w.totalPartitions() // every partition gets records
+	}
+	r.log.Info("cell", "index", idx, "name", c.Name, "records", w.Records)
+	g := newGenerator(w.RecordSize, keys, w.totalPartitions())
+	load, ends, err := r.preload(ctx, g, ts, w.Records, w.Codec, w.Mixed)
+	if err != nil {
+		return c, err
+	}
+	c.Preload = &load
+	defer r.deleteTopics(ctx, r.src, ts.names)
+	// The client limits run next to the copies in time, so the load from other work on
+	// the machine is as alike as it gets.
+	if w.Limits && p.has(phaseLimits) && w.Topics == 1 {
+		lim, err := r.limits(ctx, g, ts, w.Codec, w.Records, ends, &load)
+		if err != nil {
+			return c, fmt.Errorf("client-limit runs: %w", err)
+		}
+		c.Limits = lim
+	}
+	if !p.has(phaseCopy) {
+		return c, nil
+	}
+	for run := 1; run <= p.Runs; run++ {
+		for _, tool := range p.Tools {
+			cp, err := r.copyRun(ctx, tool, ts, w.TargetCodec, ends, load.PayloadBytes)
+			cp.Run = run
+			c.Copies = append(c.Copies, cp)
+			c.summarizeCell()
+			if err != nil {
+				return c, fmt.Errorf("copy run %d of %s: %w", run, tool, err)
+			}
+			alias, _, _ := strings.Cut(cp.Flow, "->")
+			remotes := make([]string, len(ts.names))
+			for i, n := range ts.names {
+				remotes[i] = alias + "." + n
+			}
+			r.deleteTopics(ctx, r.dst, remotes)
+		}
+	}
+	c.summarizeCell()
+	return c, nil
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Target compression modes of a cell: what the file says for the target producer's
+// compression.type.
+const (
+	targetUnset     = "unset"     // nothing written: MM2 writes uncompressed, Strait keeps each batch's codec
+	targetSame      = "same"      // the source codec
+	targetDifferent = "different" // another codec than the source's (differentCodec)
+)
+
+// Matrix sizes (-matrix).
+const (
+	matrixNone    = ""
+	matrixReduced = "reduced"
+	matrixFull    = "full"
+)
+
+// mm2TasksCap bounds tasks.max when -mm2-tasks is 0: one task per partition up to this
+// many. Every task has its own consumer and producer; past a few per core they only add
+// threads and startup time on this 2-core machine (512 tasks would start 1,024 clients).
+const mm2TasksCap = 16
+
+// codecs are the five compression.type values of Kafka.
+var codecs = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+// differentCodec is the target codec of a "different" cell: a common codec other than src.
+func differentCodec(src string) string {
+	switch src {
+	case "snappy", "lz4":
+		return "zstd"
+	default:
+		return "lz4"
+	}
+}
+
+// workload is one cell of the matrix: the source data and the target's compression.type.
+type workload struct {
+	RecordSize int `json:"record_size_bytes"`
+	// Partitions is per topic; Topics topics of Partitions each make the source.
+	Partitions int    `json:"partitions"`
+	Topics     int    `json:"topics"`
+	Codec      string `json:"codec"`
+	// Mixed makes every partition's batches alternate between uncompressed and Codec, as
+	// franz-go and librdkafka producers write when compression does not shrink a batch.
+	Mixed bool `json:"mixed_codecs"`
+	// Target is unset, same or different; TargetCodec is the compression.type written
+	// ("" for unset).
+	Target      string `json:"target"`
+	TargetCodec string `json:"target_codec"`
+	Records     int    `json:"records"`
+	// Limits runs the franz-go client limits after this cell's preload.
+	Limits bool `json:"client_limits"`
+}
+
+// newWorkload builds a cell, resolving the target codec from the mode.
+func newWorkload(size, partitions, topics int, codec string, mixed bool, target string, records int) workload {
+	w := workload{RecordSize: size, Partitions: partitions, Topics: topics, Codec: codec, Mixed: mixed, Target: target, Records: records}
+	switch target {
+	case targetSame:
+		w.TargetCodec = codec
+	case targetDifferent:
+		w.TargetCodec = differentCodec(codec)
+	}
+	return w
+}
+
+// name is the cell's label in tables and charts, e.g. "1 KiB × 8p, lz4 → zstd (different)".
+func (w workload) name() string {
+	parts := fmt.Sprintf("%dp", w.Partitions)
+	if w.Topics > 1 {
+		parts = fmt.Sprintf("%d topics × %dp", w.Topics, w.Partitions)
+	}
+	src := w.Codec
+	if w.Mixed {
+		src = "none+" + w.Codec + " mixed"
+	}
+	dst := "unset"
+	if w.Target != targetUnset {
+		dst = w.TargetCodec + " (" + w.Target + ")"
+	}
+	return fmt.Sprintf("%s × %s, %s → %s", sizeText(w.RecordSize), parts, src, dst)
+}
+
+// totalPartitions is the partitions of every source topic together.
+func (w workload) totalPartitions() int { return w.Partitions * w.Topics }
+
+// payloadMB is about what the cell's backlog weighs (values plus keys of about 8 bytes).
+func (w workload) payloadMB() float64 { return float64(w.Records) * float64(w.RecordSize+8) / 1e6 }
+
+// straitPath is the path Strait takes for the cell by its documented rules: batches keep
+// their codec (fast path) unless compression.type asks for another codec than a batch has.
+func (w workload) straitPath(straitProps string) string {
+	if strings.Contains(strings.ReplaceAll(straitProps, " ", ""), "strait.fast.path=false") {
+		return "record"
+	}
+	if w.Target == targetUnset || (w.Target == targetSame && !w.Mixed) {
+		return "fast"
+	}
+	return "record"
+}
+
+func sizeText(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// recordsFor returns the records of about mb megabytes of payload of size-byte records.
+func recordsFor(mb float64, size int) int { return max(1, int(mb*1e6/float64(size+8))) }
+
+// reducedMatrix is the default -matrix: every axis at least once, sized to finish in 15
+// minutes on 2 cores with 3 runs per tool (see estimate). scale multiplies every backlog.
+func reducedMatrix(scale float64) []workload {
+	n := func(mb float64, size int) int { return recordsFor(mb*scale, size) }
+	cells := []workload{
+		newWorkload(1024, 8, 1, "none", false, targetUnset, n(300, 1024)),
+		newWorkload(100, 64, 1, "lz4", false, targetSame, n(40, 100)),
+		newWorkload(16384, 8, 1, "zstd", false, targetDifferent, n(300, 16384)),
+		newWorkload(1024, 512, 1, "snappy", false, targetDifferent, n(150, 1024)),
+		newWorkload(100, 8, 1, "gzip", false, targetUnset, n(30, 100)),
+		newWorkload(1024, 64, 1, "snappy", true, targetSame, n(150, 1024)),
+		newWorkload(1024, 1, 2000, "lz4", false, targetUnset, n(100, 1024)),
+	}
+	cells[0].Limits = true // the produce-only limit of 1 KiB uncompressed
+	return cells
+}
+
+// fullMatrix is -matrix full: every record size × partition count × codec × target mode,
+// a mixed-codec source and 2,000 topics of one partition.
+func fullMatrix(scale float64) []workload {
+	var cells []workload
+	mb := map[int]float64{100: 40, 1024: 200, 16384: 300}
+	for _, size := range []int{100, 1024, 16384} {
+		for _, parts := range []int{8, 64, 512} {
+			for _, c := range codecs {
+				for _, t := range []string{targetUnset, targetSame, targetDifferent} {
+					cells = append(cells, newWorkload(size, parts, 1, c, false, t, recordsFor(mb[size]*scale, size)))
+				}
+			}
+		}
+	}
+	cells = append(cells,
+		newWorkload(1024, 64, 1, "snappy", true, targetSame, recordsFor(150*scale, 1024)),
+		newWorkload(1024, 1, 2000, "lz4", false, targetUnset, recordsFor(100*scale, 1024)))
+	for i := range cells {
+		if cells[i].RecordSize == 1024 && cells[i].Partitions == 8 && cells[i].Codec == "none" && cells[i].Target == targetUnset {
+			cells[i].Limits = true
+		}
+	}
+	return cells
+}
+
+// Rough rates of this 2-core machine behind estimate, from the runs in bench/results.
+const (
+	estClusters       = 25 * time.Second // two brokers start
+	estPreloadMBps    = 120
+	estStraitStart    = 2 * time.Second
+	estStraitMBps     = 120
+	estMM2Start       = 15 * time.Second // JVM, Connect herder, connector and tasks
+	estMM2MBps        = 60
+	estMM2Stop        = 4 * time.Second
+	estManyTopicsMM2  = 30 * time.Second // MM2 creating and assigning 2,000 remote topics
+	estSmallRecFactor = 3                // 100 B records move this many times fewer MB/s
+)
+
+// estimate is how long the cells take with runs runs per tool, plus the clusters and the
+// latency cell: a forecast printed at the start, compared with the real duration at the end.
+func estimate(cells []workload, runs int, tools []string, latency time.Duration) time.Duration {
+	total := estClusters + latency
+	for _, w := range cells {
+		mb := w.payloadMB()
+		slow := 1.0
+		if w.RecordSize < 1024 {
+			slow = estSmallRecFactor
+		}
+		secs := func(mbps float64) time.Duration { return time.Duration(mb * slow / mbps * float64(time.Second)) }
+		total += 2*time.Second + secs(estPreloadMBps)
+		if w.Limits {
+			total += 2 * secs(estPreloadMBps)
+		}
+		for _, t := range tools {
+			var one time.Duration
+			switch t {
+			case toolStrait:
+				one = estStraitStart + secs(estStraitMBps) + time.Second
+			case toolMM2:
+				one = estMM2Start + secs(estMM2MBps) + estMM2Stop
+				if w.Topics > 1 {
+					one += estManyTopicsMM2
+				}
+			}
+			total += time.Duration(runs) * one
+		}
+	}
+	return total
+}
+
+// latencyEstimate is one latency run per tool: start, warm-up, window, the last records.
+func latencyEstimate(p params) time.Duration {
+	if !p.has(phaseLatency) {
+		return 0
+	}
+	var d time.Duration
+	for _, t := range p.Tools {
+		start := estStraitStart
+		if t == toolMM2 {
+			start = estMM2Start + estMM2Stop
+		}
+		d += start + p.LatencyWarmup.Duration + p.LatencyDuration.Duration + 3*time.Second
+	}
+	return d
+}

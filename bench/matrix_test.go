@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/xml"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReducedMatrixCoversEveryAxis checks the promise of -matrix: every value of every axis
+// at least once, within 15 minutes by the estimate.
+func TestReducedMatrixCoversEveryAxis(t *testing.T) {
+	cells := reducedMatrix(1)
+	has := func(f func(workload) bool) bool { return slices.ContainsFunc(cells, f) }
+	for _, size := range []int{100, 1024, 16384} {
+		if !has(func(w workload) bool { return w.RecordSize == size }) {
+			t.Errorf("no cell with %d B records", size)
+		}
+	}
+	for _, parts := range []int{8, 64, 512} {
+		if !has(func(w workload) bool { return w.Partitions == parts && w.Topics == 1 }) {
+			t.Errorf("no cell with %d partitions", parts)
+		}
+	}
+	for _, c := range codecs {
+		if !has(func(w workload) bool { return w.Codec == c && !w.Mixed }) {
+			t.Errorf("no cell with source codec %s", c)
+		}
+	}
+	for _, tg := range []string{targetUnset, targetSame, targetDifferent} {
+		if !has(func(w workload) bool { return w.Target == tg }) {
+			t.Errorf("no cell with compression.type %s", tg)
+		}
+	}
+	if !has(func(w workload) bool { return w.Mixed }) {
+		t.Error("no mixed-codec cell")
+	}
+	if !has(func(w workload) bool { return w.Topics == 2000 && w.Partitions == 1 }) {
+		t.Error("no cell of 2,000 topics of 1 partition")
+	}
+	if !has(func(w workload) bool { return w.Limits && w.RecordSize == 1024 && w.Codec == "none" }) {
+		t.Error("no produce-only limit for 1 KiB uncompressed")
+	}
+	p := defaultParams()
+	p.Matrix = matrixReduced
+	p.LatencyWarmup.Duration, p.LatencyDuration.Duration = 5*time.Second, 20*time.Second
+	if est := estimate(cells, 3, p.Tools, latencyEstimate(p)); est > 15*time.Minute {
+		t.Errorf("the reduced matrix is estimated at %s, more than 15 minutes", est)
+	}
+}
+
+func TestFullMatrix(t *testing.T) {
+	cells := fullMatrix(1)
+	if len(cells) != 3*3*5*3+2 {
+		t.Errorf("%d cells, want %d", len(cells), 3*3*5*3+2)
+	}
+	names := map[string]bool{}
+	for _, w := range cells {
+		if names[w.name()] {
+			t.Errorf("two cells named %q", w.name())
+		}
+		names[w.name()] = true
+		if w.Target == targetDifferent && w.TargetCodec == w.Codec {
+			t.Errorf("%s: the different codec is the source's", w.name())
+		}
+	}
+}
+
+func TestWorkload(t *testing.T) {
+	tests := []struct {
+		w        workload
+		name     string
+		codec    string
+		path     string
+		straitKV string
+	}{
+		{w: newWorkload(1024, 8, 1, "none", false, targetUnset, 10), name: "1 KiB × 8p, none → unset", codec: "", path: "fast"},
+		{w: newWorkload(100, 64, 1, "lz4", false, targetSame, 10), name: "100 B × 64p, lz4 → lz4 (same)", codec: "lz4", path: "fast"},
+		{w: newWorkload(16384, 8, 1, "zstd", false, targetDifferent, 10), name: "16 KiB × 8p, zstd → lz4 (different)", codec: "lz4", path: "record"},
+		{w: newWorkload(1024, 64, 1, "snappy", true, targetSame, 10), name: "1 KiB × 64p, none+snappy mixed → snappy (same)", codec: "snappy", path: "record"},
+		{w: newWorkload(1024, 1, 2000, "lz4", false, targetUnset, 10), name: "1 KiB × 2000 topics × 1p, lz4 → unset", codec: "", path: "fast"},
+		{w: newWorkload(1024, 8, 1, "none", false, targetUnset, 10), name: "1 KiB × 8p, none → unset", codec: "", path: "record", straitKV: "strait.fast.path = false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.w.name(); got != tt.name {
+				t.Errorf("name() = %q, want %q", got, tt.name)
+			}
+			if tt.w.TargetCodec != tt.codec {
+				t.Errorf("TargetCodec = %q, want %q", tt.w.TargetCodec, tt.codec)
+			}
+			if got := tt.w.straitPath(tt.straitKV); got != tt.path {
+				t.Errorf("straitPath() = %q, want %q", got, tt.path)
+			}
+		})
+	}
+}
+
+func TestStatOf(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want stat
+	}{
+		{in: nil, want: stat{}},
+		{in: []float64{5}, want: stat{Median: 5, Min: 5, Max: 5}},
+		{in: []float64{3, 1, 2}, want: stat{Median: 2, Min: 1, Max: 3}},
+		{in: []float64{4, 1, 3, 2}, want: stat{Median: 2.5, Min: 1, Max: 4}},
+	}
+	for _, tt := range tests {
+		if got := statOf(tt.in); got != tt.want {
+			t.Errorf("statOf(%v) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSummarizeCellTargets(t *testing.T) {
+	c := cellResult{StraitPath: "record", Copies: []copyResult{
+		{Tool: toolStrait, SteadyMBPerSec: 300, SteadyCPUPerGB: 2, Process: procStats{PeakRSSBytes: 100 << 20}},
+		{Tool: toolMM2, SteadyMBPerSec: 90, SteadyCPUPerGB: 10, Process: procStats{PeakRSSBytes: 1000 << 20}},
+		{Tool: toolStrait, SteadyMBPerSec: 200, SteadyCPUPerGB: 3, Process: procStats{PeakRSSBytes: 120 << 20}},
+		{Tool: toolMM2, SteadyMBPerSec: 110, SteadyCPUPerGB: 10, Process: procStats{PeakRSSBytes: 1000 << 20}},
+	}}
+	c.summarizeCell()
+	if got := c.Ratios.SteadyMBps; got != 2.5 { // 250 / 100
+		t.Errorf("throughput ratio %g, want 2.5", got)
+	}
+	met := map[string]bool{}
+	for _, tg := range c.Targets {
+		met[tg.Name] = tg.Met
+	}
+	// 2.5× < 3×; CPU 2.5/10 = 1/4 on the record path; RSS 110/1000 < 1/8.
+	if met["throughput"] || !met["cpu"] || !met["rss"] {
+		t.Errorf("targets %+v", c.Targets)
+	}
+	if got := targetsText(c.Targets); got != "met: CPU/GB ≤ 1/4 (record path), RSS ≤ 1/8; **missed: throughput ≥ 3×**" {
+		t.Errorf("targetsText = %q", got)
+	}
+}
+
+func TestChartSVG(t *testing.T) {
+	res := sampleResults(t)
+	res.Params.Matrix = matrixReduced
+	svg := res.chartSVG()
+	if err := xml.Unmarshal([]byte(svg), new(struct{ XMLName xml.Name })); err != nil {
+		t.Fatalf("the chart is not well-formed XML: %v\n%s", err, svg)
+	}
+	for _, s := range []string{"1. 1 KiB × 8p, none → none (same)", ">Strait<", ">MM2<"} {
+		if !strings.Contains(svg, s) {
+			t.Errorf("the chart lacks %q", s)
+		}
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	for in, want := range map[float64]float64{0.3: 0.5, 1: 1, 7: 10, 12: 20, 342.9: 500, 1001: 2000} {
+		if got := niceCeil(in); got != want {
+			t.Errorf("niceCeil(%g) = %g, want %g", in, got, want)
+		}
+	}
+}
