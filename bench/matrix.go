@@ -41,6 +41,8 @@ func differentCodec(src string) string {
 
 // workload is one cell of the matrix: the source data and the target's compression.type.
 type workload struct {
+	// Cell is the cell's number in its matrix, from 1 (-matrix-cells picks by it).
+	Cell       int `json:"cell"`
 	RecordSize int `json:"record_size_bytes"`
 	// Partitions is per topic; Topics topics of Partitions each make the source.
 	Partitions int    `json:"partitions"`

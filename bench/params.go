@@ -321,13 +321,17 @@ func (p *params) validate() error {
 
 // matrixCells is the whole matrix of -matrix, before -matrix-cells picks from it.
 func (p *params) matrixCells() []workload {
+	var cells []workload
 	switch p.Matrix {
 	case matrixReduced:
-		return reducedMatrix(p.MatrixScale)
+		cells = reducedMatrix(p.MatrixScale)
 	case matrixFull:
-		return fullMatrix(p.MatrixScale)
+		cells = fullMatrix(p.MatrixScale)
 	}
-	return nil
+	for i := range cells {
+		cells[i].Cell = i + 1
+	}
+	return cells
 }
 
 // cells are the workloads the compare mode runs: the matrix's (those -matrix-cells picks),
@@ -341,7 +345,7 @@ func (p *params) cells() []workload {
 		case p.Codec:
 			target = targetSame
 		}
-		w := workload{RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: target,
+		w := workload{Cell: 1, RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: target,
 			TargetCodec: p.TargetCodec, Records: p.Records, Limits: true}
 		return []workload{w}
 	}

@@ -60,7 +60,7 @@ func TestParseParams(t *testing.T) {
 			args: []string{"-matrix", "-matrix-cells", "2,7", "-matrix-scale", "0.5", "-latency-duration", "30s"},
 			check: func(p params) bool {
 				c := p.cells()
-				return len(c) == 2 && c[0].RecordSize == 100 && c[1].Topics == 2000 && p.LatencyDuration.Duration == 30*time.Second
+				return len(c) == 2 && c[0].RecordSize == 100 && c[0].Cell == 2 && c[1].Topics == 2000 && c[1].Cell == 7 && p.LatencyDuration.Duration == 30*time.Second
 			},
 		},
 		{name: "bad runs", args: []string{"-runs", "0"}, wantErr: "-runs 0: use 1 to 50"},

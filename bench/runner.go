@@ -162,12 +162,17 @@ func (r *runner) compare(ctx context.Context) error {
 		est := estimate(cells, p.Runs, p.Tools, latencyEstimate(p))
 		r.res.EstimateSeconds = est.Seconds()
 		r.log.Info("running cells", "cells", len(cells), "runs_per_tool", p.Runs, "estimate", est.Round(time.Second).String())
+		if p.Matrix != matrixNone {
+			for _, w := range cells {
+				r.log.Info("matrix cell", "cell", w.Cell, "name", w.name(), "records", w.Records, "payload_mb", int(w.payloadMB()))
+			}
+		}
 	}
-	for i, w := range cells {
-		c, err := r.runCell(ctx, i+1, w)
+	for _, w := range cells {
+		c, err := r.runCell(ctx, w.Cell, w)
 		r.res.Cells = append(r.res.Cells, c)
 		if err != nil {
-			return fmt.Errorf("cell %d (%s): %w", i+1, w.name(), err)
+			return fmt.Errorf("cell %d (%s): %w", w.Cell, w.name(), err)
 		}
 	}
 	if p.has(phaseLatency) {
