@@ -97,19 +97,25 @@ func produce(t *testing.T, topic string, partitions int32, n int, codec kgo.Comp
 // waitProgress waits until Strait's stored progress reached the source end.
 func waitProgress(t *testing.T, topic string) {
 	t.Helper()
+	waitFlowProgress(t, "A", topic)
+}
+
+// waitFlowProgress is waitProgress for the flow from source alias.
+func waitFlowProgress(t *testing.T, alias, topic string) {
+	t.Helper()
 	a, b := env.Clusters[0], env.Clusters[1]
 	kafkatest.Eventually(t, 2*time.Minute, func() error {
 		ends, err := a.Admin(t).ListCommittedOffsets(t.Context(), topic)
 		if err != nil {
 			return err
 		}
-		stored, err := b.Admin(t).FetchOffsets(t.Context(), "strait-A")
+		stored, err := b.Admin(t).FetchOffsets(t.Context(), "strait-"+alias)
 		if err != nil {
 			return err
 		}
 		var lag error
 		ends.Each(func(o kadm.ListedOffset) {
-			s, ok := stored.Lookup("A."+topic, o.Partition)
+			s, ok := stored.Lookup(alias+"."+topic, o.Partition)
 			if !ok || s.At < o.Offset {
 				lag = fmt.Errorf("%s[%d]: progress %d of %d", topic, o.Partition, s.At, o.Offset)
 			}
@@ -223,8 +229,8 @@ func TestFastPathPreservesEverything(t *testing.T) {
 
 // TestFallbackToRecordPath: partitions whose batches cannot be forwarded
 // as they are take the record path, and still copy exactly: a topic whose
-// broker stamps LogAppendTime, and batches in another codec than the
-// configured compression.type.
+// broker stamps LogAppendTime. Batches in another codec than the
+// configured compression.type stay on the fast path, recompressed.
 func TestFallbackToRecordPath(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
 	prefix := kafkatest.Name(t, "fallback")
@@ -240,8 +246,12 @@ func TestFallbackToRecordPath(t *testing.T) {
 	waitProgress(t, lat)
 	waitProgress(t, recompress)
 	for _, p := range d.Status().Flows[0].Mirror.Partitions {
-		if p.Path != "record" {
-			t.Errorf("%s[%d] stayed on the %s path", p.Topic, p.Partition, p.Path)
+		want := "record"
+		if p.Topic == recompress {
+			want = "fast"
+		}
+		if p.Path != want {
+			t.Errorf("%s[%d] took the %s path, want %s", p.Topic, p.Partition, p.Path, want)
 		}
 	}
 	for _, topic := range []string{lat, recompress} {
@@ -253,9 +263,11 @@ func TestFallbackToRecordPath(t *testing.T) {
 			}
 		}
 	}
-	for codec := range targetCodecs(t, "A."+recompress, 0) {
-		if codec != batch.Zstd {
-			t.Errorf("record path wrote %s batches, compression.type asks for zstd", codec)
+	for _, topic := range []string{lat, recompress} {
+		for codec := range targetCodecs(t, "A."+topic, 0) {
+			if codec != batch.Zstd {
+				t.Errorf("%s: %s batches on the target, compression.type asks for zstd", topic, codec)
+			}
 		}
 	}
 }

@@ -18,17 +18,18 @@ import (
 
 // The fast path. The forwarder fetches raw record batches from the source
 // leaders and produces them, unchanged but for the producer fields and the
-// CRC, to the same partitions on the target: no decompression, no
-// recompression, no per-record work. Each partition has at most one batch in
-// flight, so a batch is acknowledged before the next is sent and the target
-// offsets of every record are known exactly from the produce response's base
-// offset (the target keeps the batch's offset deltas).
+// CRC, to the same partitions on the target: no per-record work. A batch in
+// another codec than the target's compression.type is recompressed whole
+// (recode.go). A partition keeps up to five batches in flight (produce.go);
+// the produce response's base offset gives the exact target offsets of
+// every record (the target keeps the batch's offset deltas).
 //
 // A partition leaves the fast path for the record path, once and for good,
 // when one of its batches cannot be forwarded as it is: offset holes left by
 // compaction (brokers reject them), broker-assigned timestamps, a message
 // format older than v2, a start in the middle of a batch, or a target that
-// rejects the batch (too large, invalid). The record path then resumes at
+// rejects the batch (too large, invalid), or a batch that cannot be
+// recompressed. The record path then resumes at
 // the first source offset not yet acknowledged.
 //
 // Ownership: one goroutine (run) owns all forwarder state. Fetches, produce
@@ -36,6 +37,7 @@ import (
 // report back through f.events, so the loop never blocks on the network; at
 // most one fetch per source broker (and per partition) and
 // maxProduceInflight produce requests per target broker are outstanding.
+// Recompression runs in the fetch goroutines, off the loop.
 //
 // A fetch response is used for a partition only if it was fetched at the
 // partition's next offset (as Java's consumer does): after a leader change
@@ -43,10 +45,11 @@ import (
 // reach the transaction filter out of order. Every batch's CRC is checked
 // before it is forwarded, since the rewrite computes a new one.
 //
-// Memory: fetched batches are copied out of their response (a queued batch
-// must not pin a whole response), and each target broker gets an equal
-// share of buffer.memory, so a dead or leaderless broker stalls only its
-// own partitions.
+// Memory: a queued batch points into its fetch response, which it frees
+// once it is acknowledged; only a partition whose target refused or did not
+// answer its last batch copies its batches out (detach). Each target broker
+// gets an equal share of buffer.memory, so a dead or leaderless broker
+// stalls only its own partitions.
 
 const (
 	fetchMaxWait        = 500 * time.Millisecond
@@ -474,6 +477,9 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 						fd.err = werr
 					}
 				}
+				if f.cfg.Codec >= 0 && fd.err == nil {
+					recodeResponse(fd.resp, f.cfg.Codec) // recode.go
+				}
 			}
 			return fd
 		})
@@ -704,7 +710,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			f.leave(fp, "the source stamps batches with LogAppendTime")
 			return
 		case f.cfg.Codec >= 0 && h.Codec() != f.cfg.Codec:
-			f.leave(fp, fmt.Sprintf("a batch is %s-compressed and compression.type asks for %s", h.Codec(), f.cfg.Codec))
+			f.leave(fp, fmt.Sprintf("a %s-compressed batch could not be recompressed to %s, the compression.type", h.Codec(), f.cfg.Codec))
 			return
 		}
 		fp.queue = append(fp.queue, &qbatch{data: b, h: h, seq: -1})
