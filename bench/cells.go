@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ type cellResult struct {
 	// Ratios are Strait / MM2 of the medians (zero when a tool did not run).
 	Ratios  ratios        `json:"ratios"`
 	Targets []targetCheck `json:"targets,omitempty"`
+	// Failed counts the copy runs that failed, per tool; their errors are in Copies.
+	Failed map[string]int `json:"failed_runs,omitempty"`
 }
 
 // stat is the median and range of one figure over a tool's runs of a cell.
@@ -71,7 +74,7 @@ type toolSummary struct {
 func summarize(copies []copyResult, tool string) (toolSummary, bool) {
 	var steady, cpu, rss, total, totalCPU, first, wall []float64
 	for _, c := range copies {
-		if c.Tool != tool {
+		if c.Tool != tool || c.Error != "" {
 			continue
 		}
 		steady = append(steady, c.SteadyMBPerSec)
@@ -109,6 +112,15 @@ type targetCheck struct {
 // summarizeCell fills in the summaries, the ratios and the targets from the copies.
 func (c *cellResult) summarizeCell() {
 	c.Summary = map[string]toolSummary{}
+	c.Failed, c.Targets, c.Ratios = nil, nil, ratios{}
+	for _, cp := range c.Copies {
+		if cp.Error != "" {
+			if c.Failed == nil {
+				c.Failed = map[string]int{}
+			}
+			c.Failed[cp.Tool]++
+		}
+	}
 	for _, t := range []string{toolStrait, toolMM2} {
 		if s, ok := summarize(c.Copies, t); ok {
 			c.Summary[t] = s
@@ -143,13 +155,16 @@ func (c *cellResult) summarizeCell() {
 	}
 	c.Targets = []targetCheck{
 		{Name: "throughput", Goal: "≥ 3×", Ratio: c.Ratios.SteadyMBps, Met: c.Ratios.SteadyMBps >= goalThroughput},
-		{Name: "cpu", Goal: cpuText, Ratio: c.Ratios.SteadyCPUPerGB, Met: c.Ratios.SteadyCPUPerGB > 0 && c.Ratios.SteadyCPUPerGB <= cpuGoal},
-		{Name: "rss", Goal: "≤ 1/8", Ratio: c.Ratios.PeakRSS, Met: c.Ratios.PeakRSS > 0 && c.Ratios.PeakRSS <= goalRSS},
+		{Name: "cpu", Goal: cpuText, Ratio: c.Ratios.SteadyCPUPerGB, Met: m.SteadyCPUPerGB.Median > 0 && c.Ratios.SteadyCPUPerGB <= cpuGoal},
+		{Name: "rss", Goal: "≤ 1/8", Ratio: c.Ratios.PeakRSS, Met: m.PeakRSSMiB.Median > 0 && c.Ratios.PeakRSS <= goalRSS},
 	}
 }
 
 // runCell preloads the cell's backlog into new topics and copies it -runs times per tool,
-// alternating the tools (strait, mm2, strait, mm2, ...). Every copy has its own aliases;
+// alternating the tools (strait, mm2, strait, mm2, ...). A copy that fails (a tool that
+// exits, stalls past -copy-timeout, or did not apply a setting) is recorded with its error
+// and the cell goes on; the returned error then names every failed run, after the rest
+// ran. Every copy has its own aliases;
 // its remote topics are deleted after it, and the source topics after the cell, so the
 // brokers do not pile up thousands of partitions over a matrix.
 func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, error) {
@@ -186,15 +201,21 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	if !p.has(phaseCopy) {
 		return c, nil
 	}
+	var errs []error
 	for run := 1; run <= p.Runs; run++ {
 		for _, tool := range p.Tools {
 			cp, err := r.copyRun(ctx, tool, ts, w.TargetCodec, ends, load.PayloadBytes)
 			cp.Run = run
+			if err != nil {
+				if ctx.Err() != nil {
+					return c, ctx.Err()
+				}
+				cp.Error = err.Error()
+				errs = append(errs, fmt.Errorf("copy run %d of %s: %w", run, tool, err))
+				r.log.Error("copy run failed; going on with the next", "cell", idx, "run", run, "tool", tool, "err", firstLine(err.Error()))
+			}
 			c.Copies = append(c.Copies, cp)
 			c.summarizeCell()
-			if err != nil {
-				return c, fmt.Errorf("copy run %d of %s: %w", run, tool, err)
-			}
 			alias, _, _ := strings.Cut(cp.Flow, "->")
 			remotes := make([]string, len(ts.names))
 			for i, n := range ts.names {
@@ -204,5 +225,5 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 		}
 	}
 	c.summarizeCell()
-	return c, nil
+	return c, errors.Join(errs...)
 }

@@ -66,6 +66,9 @@ type copyResult struct {
 	// StraitRecordPath counts the partitions Strait's log says continued on the record
 	// path (Strait only).
 	StraitRecordPath int `json:"strait_record_path_partitions"`
+	// Error is why the run failed (a matrix goes on with the next run); a failed run is
+	// left out of the medians and ranges.
+	Error string `json:"error,omitempty"`
 }
 
 // copyRun starts tool on a new flow for the topics of src and waits until B holds the whole

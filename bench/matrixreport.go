@@ -31,10 +31,10 @@ func (res *results) matrixTable(w func(string, ...any)) {
 	for _, c := range res.Cells {
 		s, m := c.Summary[toolStrait], c.Summary[toolMM2]
 		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Name, c.StraitPath,
-			runsText(s, s.SteadyMBps, "%.1f"), runsText(m, m.SteadyMBps, "%.1f"), ratioText(c.Ratios.SteadyMBps, "%.2f×"),
-			runsText(s, s.SteadyCPUPerGB, "%.2f"), runsText(m, m.SteadyCPUPerGB, "%.2f"), ratioText(c.Ratios.SteadyCPUPerGB, "%.3f"),
-			runsText(s, s.PeakRSSMiB, "%.0f"), runsText(m, m.PeakRSSMiB, "%.0f"), ratioText(c.Ratios.PeakRSS, "%.3f"),
-			targetsText(c.Targets))
+			runsText(s, s.SteadyMBps, "%.1f"), runsText(m, m.SteadyMBps, "%.1f"), ratioText(c, c.Ratios.SteadyMBps, "%.2f×"),
+			runsText(s, s.SteadyCPUPerGB, "%.2f"), runsText(m, m.SteadyCPUPerGB, "%.2f"), ratioText(c, c.Ratios.SteadyCPUPerGB, "%.3f"),
+			runsText(s, s.PeakRSSMiB, "%.0f"), runsText(m, m.PeakRSSMiB, "%.0f"), ratioText(c, c.Ratios.PeakRSS, "%.3f"),
+			targetsText(c.Targets)+failedText(c))
 	}
 	w("")
 	w("Totals including startup (process start to complete copy; MM2's include the JVM, Connect's herder and task start):")
@@ -44,8 +44,8 @@ func (res *results) matrixTable(w func(string, ...any)) {
 	for _, c := range res.Cells {
 		s, m := c.Summary[toolStrait], c.Summary[toolMM2]
 		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s |", c.Index, c.Name,
-			runsText(s, s.MBps, "%.1f"), runsText(m, m.MBps, "%.1f"), ratioText(c.Ratios.MBps, "%.2f×"),
-			runsText(s, s.CPUPerGB, "%.2f"), runsText(m, m.CPUPerGB, "%.2f"), ratioText(c.Ratios.CPUPerGB, "%.3f"),
+			runsText(s, s.MBps, "%.1f"), runsText(m, m.MBps, "%.1f"), ratioText(c, c.Ratios.MBps, "%.2f×"),
+			runsText(s, s.CPUPerGB, "%.2f"), runsText(m, m.CPUPerGB, "%.2f"), ratioText(c, c.Ratios.CPUPerGB, "%.3f"),
 			runsText(s, s.FirstRecordS, "%.2f"), runsText(m, m.FirstRecordS, "%.2f"))
 	}
 	w("")
@@ -80,11 +80,26 @@ func runsText(s toolSummary, v stat, format string) string {
 	return statText(v, format)
 }
 
-func ratioText(r float64, format string) string {
-	if r == 0 {
+// ratioText is a ratio of the medians, "–" unless both tools have good runs.
+func ratioText(c cellResult, r float64, format string) string {
+	if len(c.Targets) == 0 {
 		return "–"
 	}
 	return fmt.Sprintf(format, r)
+}
+
+// failedText names the failed runs of a cell for the targets column.
+func failedText(c cellResult) string {
+	var out []string
+	for _, t := range []string{toolStrait, toolMM2} {
+		if n := c.Failed[t]; n > 0 {
+			out = append(out, fmt.Sprintf("**%s: %d of %d runs failed**", t, n, n+c.Summary[t].Runs))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, ", ")
 }
 
 func targetsText(ts []targetCheck) string {

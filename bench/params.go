@@ -211,6 +211,11 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		if !set["latency-grace"] {
 			p.LatencyGrace.Duration = 10 * time.Second
 		}
+		// Every cell's copy takes well under a minute; a stalled one should not eat the
+		// matrix's 15 minutes.
+		if !set["copy-timeout"] {
+			p.CopyTimeout.Duration = 2 * time.Minute
+		}
 	}
 	return p, p.validate()
 }

@@ -168,11 +168,18 @@ func (r *runner) compare(ctx context.Context) error {
 			}
 		}
 	}
+	var errs []error
 	for _, w := range cells {
 		c, err := r.runCell(ctx, w.Cell, w)
 		r.res.Cells = append(r.res.Cells, c)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
-			return fmt.Errorf("cell %d (%s): %w", w.Cell, w.name(), err)
+			errs = append(errs, fmt.Errorf("cell %d (%s): %w", w.Cell, w.name(), err))
+			if c.Preload == nil {
+				return errors.Join(errs...) // the clusters are in trouble: stop here
+			}
 		}
 	}
 	if p.has(phaseLatency) {
@@ -185,7 +192,7 @@ func (r *runner) compare(ctx context.Context) error {
 			r.res.Latency = append(r.res.Latency, l)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // preloadResult is the backlog written to A before the copy runs.
