@@ -123,12 +123,13 @@ func TestSummarizeCellTargets(t *testing.T) {
 		{Tool: toolStrait, SteadyMBPerSec: 200, SteadyCPUPerGB: 3, Process: procStats{PeakRSSBytes: 120 << 20}},
 		{Tool: toolMM2, SteadyMBPerSec: 110, SteadyCPUPerGB: 10, Process: procStats{PeakRSSBytes: 1000 << 20}},
 		{Tool: toolMM2, Error: "copy incomplete after -copy-timeout 2m0s"}, // left out of the medians
+		{Tool: toolStrait, Run: 3, Records: 10, TargetRecords: 12, SteadyMBPerSec: 250, SteadyCPUPerGB: 2.5, Process: procStats{PeakRSSBytes: 110 << 20}},
 	}}
 	c.summarizeCell()
 	if c.Failed[toolMM2] != 1 || c.Summary[toolMM2].Runs != 2 {
 		t.Errorf("failed %v, MM2 runs %d: want 1 failed, 2 counted", c.Failed, c.Summary[toolMM2].Runs)
 	}
-	if got := failedText(c); got != "; **mm2: 1 of 3 runs failed**" {
+	if got := failedText(c); got != "; **mm2: 1 of 3 runs failed**, **strait run 3: 2 duplicates on B**" {
 		t.Errorf("failedText = %q", got)
 	}
 	if got := c.Ratios.SteadyMBps; got != 2.5 { // 250 / 100

@@ -88,12 +88,18 @@ func ratioText(c cellResult, r float64, format string) string {
 	return fmt.Sprintf(format, r)
 }
 
-// failedText names the failed runs of a cell for the targets column.
+// failedText names the failed runs of a cell, and runs that left more records on B than
+// the source holds (duplicates), for the targets column.
 func failedText(c cellResult) string {
 	var out []string
 	for _, t := range []string{toolStrait, toolMM2} {
 		if n := c.Failed[t]; n > 0 {
 			out = append(out, fmt.Sprintf("**%s: %d of %d runs failed**", t, n, n+c.Summary[t].Runs))
+		}
+	}
+	for _, cp := range c.Copies {
+		if cp.Error == "" && cp.TargetRecords > cp.Records {
+			out = append(out, fmt.Sprintf("**%s run %d: %d duplicates on B**", cp.Tool, cp.Run, cp.TargetRecords-cp.Records))
 		}
 	}
 	if len(out) == 0 {
