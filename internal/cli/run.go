@@ -118,6 +118,9 @@ final progress and exits 0. A second signal exits at once.`,
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w.String())
 			}
+			if limit := setMemoryLimit(plan); limit > 0 {
+				logger.Info("soft memory limit for the Go runtime", "bytes", limit, "override", "GOMEMLIMIT")
+			}
 			if debugAddr != "" {
 				stop, err := serveDebug(cmd.Context(), debugAddr, logger)
 				if err != nil {
