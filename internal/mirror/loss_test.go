@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -436,4 +438,33 @@ func TestShutdownFailuresDoNotStopThePartition(t *testing.T) {
 			t.Errorf("%v: partition error %v, progress %d; want none and 11", err, p.failed(), acked(p))
 		}
 	}
+}
+
+// An acknowledged batch frees its fetch response: the queue and the sent
+// list must not keep it in the slots they popped (an idle partition fetches
+// nothing new that would overwrite them, so the response stayed pinned: at
+// 5,000 idle partitions, the whole backlog).
+func TestAckedBatchFreesItsResponse(t *testing.T) {
+	x := newFastFixture(0)
+	first := fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil)))
+	freed := weak.Make(&first.Topics[0].Partitions[0].RecordBatches[0])
+	x.fetched(t.Context(), first, 0)
+	first = nil
+	x.fetched(t.Context(), fetchResp("t", encodeBatch(5, 2, 0, -1, nil))) // still in flight below
+	for id := range uint64(3) {
+		q := x.fp.takeHead()
+		q.sendID = id
+		x.fp.sent = append(x.fp.sent, q)
+	}
+	for id := range uint64(2) {
+		x.f.record(sentRef{x.fp, id}, sendResult{state: sendAcked, base: int64(id) * 3}, time.Now())
+	}
+	if len(x.fp.queue) != 0 || len(x.fp.sent) != 1 || acked(x.p) != 5 {
+		t.Fatalf("queue %d, sent %d, progress %d; want 0, 1, 5", len(x.fp.queue), len(x.fp.sent), acked(x.p))
+	}
+	runtime.GC()
+	if freed.Value() != nil {
+		t.Fatal("the first fetch response is still reachable after both its batches were acknowledged")
+	}
+	runtime.KeepAlive(x.fp) // the partition lives on, as it does in the forwarder
 }

@@ -157,8 +157,7 @@ func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]
 	topics := map[string]int{}
 	refs := make(map[tp]sentRef, len(parts))
 	for key, fp := range parts {
-		q := fp.queue[0]
-		fp.queue = fp.queue[1:]
+		q := fp.takeHead()
 		if q.seq < 0 || q.pid != f.pid {
 			q.seq, q.pid = fp.seq, f.pid
 			if f.cfg.Idempotent {
@@ -201,6 +200,24 @@ func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]
 	})
 }
 
+// takeHead removes and returns the head of the queue.
+func (fp *fastPart) takeHead() *qbatch {
+	q := fp.queue[0]
+	fp.queue = popFront(fp.queue)
+	return q
+}
+
+// popFront drops the first element. Its slot is cleared: the backing array
+// outlives the slice, and a batch left in it would pin its whole fetch
+// response (up to 16 MiB) for as long as the partition fetches nothing new.
+func popFront(q []*qbatch) []*qbatch {
+	q[0] = nil
+	if len(q) == 1 {
+		return nil
+	}
+	return q[1:]
+}
+
 func nextSeq(seq, n int32) int32 {
 	s := int64(seq) + int64(n)
 	if s > int64(^uint32(0)>>1) {
@@ -213,9 +230,7 @@ func nextSeq(seq, n int32) int32 {
 // once everything before them is acknowledged.
 func (f *forwarder) applySkips(fp *fastPart) {
 	for len(fp.sent) == 0 && len(fp.queue) > 0 && fp.queue[0].skip {
-		next := fp.queue[0].h.NextOffset()
-		fp.queue = fp.queue[1:]
-		fp.p.skipBefore(next)
+		fp.p.skipBefore(fp.takeHead().h.NextOffset())
 	}
 }
 
@@ -280,7 +295,7 @@ func (f *forwarder) record(ref sentRef, res sendResult, now time.Time) {
 func (f *forwarder) settle(fp *fastPart, now time.Time) {
 	for len(fp.sent) > 0 && fp.sent[0].result.state == sendAcked {
 		q := fp.sent[0]
-		fp.sent = fp.sent[1:]
+		fp.sent = popFront(fp.sent)
 		f.ack(fp, q, q.result.base)
 	}
 	if len(fp.sent) == 0 {
