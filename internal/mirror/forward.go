@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -113,9 +115,9 @@ type topicMeta struct {
 }
 
 type fetchDone struct {
-	broker int32
-	parts  map[tp]*fastPart
-	at     map[tp]int64 // the fetch offset asked for each partition
+	pair  fetchPair
+	parts map[tp]*fastPart
+	at    map[tp]int64 // the fetch offset asked for each partition
 	// reserved is what the fetch may add to each target broker's share.
 	reserved map[int32]int64
 	resp     *kmsg.FetchResponse
@@ -169,7 +171,8 @@ type forwarder struct {
 	dstStale     bool
 	metaInflight int
 	lastMeta     time.Time
-	fetching     map[int32]bool
+	fetching     map[fetchPair]bool
+	fetchRound   uint64        // rotates the order of idle partitions in fetches
 	producing    map[int32]int // produce requests outstanding by target broker
 	lanes        *lanes
 	buffered     int64
@@ -204,7 +207,7 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		parts:     map[tp]*fastPart{},
 		srcMeta:   map[string]topicMeta{},
 		dstMeta:   map[string]topicMeta{},
-		fetching:  map[int32]bool{},
+		fetching:  map[fetchPair]bool{},
 		reserved:  map[int32]int64{},
 		producing: map[int32]int{},
 		pid:       -1,
@@ -363,140 +366,147 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 	return tm.leaders[partition], tm.id
 }
 
-// startFetches issues one fetch per source broker for its partitions that
-// have room in their buffers and in their target broker's share.
+// fetchPair names one fetch stream: the partitions led by one source
+// broker whose remote partitions one target broker leads.
+type fetchPair struct{ src, dst int32 }
+
+// startFetches issues, for each (source broker, target broker) pair with
+// no fetch outstanding, one fetch of that pair's partitions that have room
+// in their own buffers. Each partition asks for all its room; the fetch as
+// a whole asks for at most what the target broker's share of buffer.memory
+// has left, and reserves that until its response is handled. A broker
+// fills a response partition by partition in request order, so partitions
+// whose last fetch returned data go first and idle ones follow in an order
+// that rotates from fetch to fetch. (Splitting the share between idle
+// partitions instead gave each of 5,000 partitions less than one batch:
+// the broker then returned cut-off batches, and the copy crawled.)
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	if now.Sub(f.sharesAt) >= sharesMaxAge {
 		f.share, f.used = f.shares()
 		f.sharesAt = now
 	}
-	// What a target broker's share has left goes first to its partitions
-	// whose last fetch returned data, each up to its own room; its idle
-	// partitions split the rest evenly, so that an idle partition's long
-	// poll does not hold the share while a busy neighbour waits.
-	type candidate struct {
-		key    tp
-		fp     *fastPart
-		leader int32 // source broker
-	}
-	busy, idle := map[int32][]candidate{}, map[int32][]candidate{} // by target broker
+	type pairParts struct{ busy, idle []tp }
+	pairs := map[fetchPair]*pairParts{}
 	for key, fp := range f.parts {
-		if f.fetchRoom(fp, now, 1) <= 0 {
+		if f.fetchRoom(fp, now) <= 0 {
 			continue
 		}
-		leader, _ := leaderOf(f.srcMeta, key.topic, key.partition)
-		if leader < 0 {
+		src, _ := leaderOf(f.srcMeta, key.topic, key.partition)
+		if src < 0 {
 			f.srcStale = true
 			continue
 		}
-		if f.fetching[leader] {
+		pair := fetchPair{src, f.targetLeader(fp)}
+		if f.fetching[pair] {
 			continue
 		}
-		tl, c := f.targetLeader(fp), candidate{key, fp, leader}
+		pp := pairs[pair]
+		if pp == nil {
+			pp = &pairParts{}
+			pairs[pair] = pp
+		}
 		if fp.active {
-			busy[tl] = append(busy[tl], c)
+			pp.busy = append(pp.busy, key)
 		} else {
-			idle[tl] = append(idle[tl], c)
+			pp.idle = append(pp.idle, key)
 		}
 	}
-	byBroker := map[int32]map[tp]*fastPart{}
-	rooms := map[tp]int32{}
-	take := func(tl int32, c candidate, shareLeft int64) int64 {
-		room := f.fetchRoom(c.fp, now, shareLeft)
-		if room <= 0 {
-			return 0
+	f.fetchRound++
+	for pair, pp := range pairs {
+		maxBytes := min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, f.shareLeft(pair.dst))
+		if maxBytes <= 0 {
+			continue
 		}
-		if byBroker[c.leader] == nil {
-			byBroker[c.leader] = map[tp]*fastPart{}
+		// Map order is random: sort, then rotate the idle ones.
+		slices.SortFunc(pp.busy, compareTP)
+		slices.SortFunc(pp.idle, compareTP)
+		if n := len(pp.idle); n > 1 {
+			r := int(f.fetchRound % uint64(n))
+			pp.idle = append(pp.idle[r:], pp.idle[:r]...)
 		}
-		byBroker[c.leader][c.key] = c.fp
-		rooms[c.key] = room
-		f.reserved[tl] += int64(room) // until the response is handled
-		return int64(room)
-	}
-	targets := map[int32]bool{}
-	for tl := range busy {
-		targets[tl] = true
-	}
-	for tl := range idle {
-		targets[tl] = true
-	}
-	for tl := range targets {
-		left := f.share - f.used[tl] - f.reserved[tl]
-		for _, c := range busy[tl] {
-			left -= take(tl, c, left)
-		}
-		for _, c := range idle[tl] {
-			take(tl, c, left/int64(len(idle[tl])))
-		}
-	}
-	for broker, parts := range byBroker {
-		req := kmsg.NewPtrFetchRequest()
-		req.ReplicaID = -1
-		req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
-		req.MinBytes = 1
-		// The whole fetch fits what the buffer has left (a broker still
-		// returns at least one batch, KIP-74).
-		req.MaxBytes = int32(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, max(f.cfg.MaxBuffered-f.buffered, 1)))
-		if f.cfg.ReadCommitted {
-			req.IsolationLevel = 1
-		}
-		req.SessionEpoch = -1 // no fetch session: every fetch is complete
-		topics := map[string]int{}
-		at := make(map[tp]int64, len(parts))
-		reserved := map[int32]int64{}
-		for key, fp := range parts {
-			i, ok := topics[key.topic]
-			if !ok {
-				_, id := leaderOf(f.srcMeta, key.topic, key.partition)
-				rt := kmsg.NewFetchRequestTopic()
-				rt.Topic, rt.TopicID = key.topic, id
-				req.Topics = append(req.Topics, rt)
-				i = len(req.Topics) - 1
-				topics[key.topic] = i
-			}
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition = key.partition
-			rp.CurrentLeaderEpoch = -1
-			rp.FetchOffset = fp.next
-			rp.LogStartOffset = -1
-			rp.PartitionMaxBytes = rooms[key]
-			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-			fp.fetching = true
-			at[key] = fp.next
-			reserved[f.targetLeader(fp)] += int64(rooms[key])
-		}
-		f.fetching[broker] = true
-		f.spawn(func() any {
-			resp, err := f.src.Broker(int(broker)).Request(ctx, req)
-			fd := fetchDone{broker: broker, parts: parts, at: at, reserved: reserved, err: err}
-			if err == nil {
-				fd.resp = resp.(*kmsg.FetchResponse)
-				if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
-					if werr := f.deps.Throttle.wait(ctx, n); werr != nil {
-						fd.err = werr
-					}
-				}
-				if f.cfg.Codec >= 0 && fd.err == nil {
-					recodeResponse(fd.resp, f.cfg.Codec) // recode.go
-				}
-			}
-			return fd
-		})
+		f.fetch(ctx, pair, append(pp.busy, pp.idle...), int32(maxBytes))
 	}
 }
 
+func compareTP(a, b tp) int {
+	if c := strings.Compare(a.topic, b.topic); c != 0 {
+		return c
+	}
+	return int(a.partition) - int(b.partition)
+}
+
+// fetch sends one fetch of keys, in this order, to the pair's source broker.
+func (f *forwarder) fetch(ctx context.Context, pair fetchPair, keys []tp, maxBytes int32) {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = maxBytes // a broker still returns at least one batch (KIP-74)
+	if f.cfg.ReadCommitted {
+		req.IsolationLevel = 1
+	}
+	req.SessionEpoch = -1 // no fetch session: every fetch is complete
+	parts := make(map[tp]*fastPart, len(keys))
+	at := make(map[tp]int64, len(keys))
+	var last string
+	for _, key := range keys {
+		fp := f.parts[key]
+		if len(req.Topics) == 0 || key.topic != last {
+			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = key.topic, id
+			req.Topics = append(req.Topics, rt)
+			last = key.topic
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = key.partition
+		rp.CurrentLeaderEpoch = -1
+		rp.FetchOffset = fp.next
+		rp.LogStartOffset = -1
+		rp.PartitionMaxBytes = f.fetchRoom(fp, time.Time{})
+		rt := &req.Topics[len(req.Topics)-1]
+		rt.Partitions = append(rt.Partitions, rp)
+		fp.fetching = true
+		parts[key] = fp
+		at[key] = fp.next
+	}
+	reserved := map[int32]int64{pair.dst: int64(maxBytes)}
+	f.reserved[pair.dst] += int64(maxBytes)
+	f.fetching[pair] = true
+	f.spawn(func() any {
+		resp, err := f.src.Broker(int(pair.src)).Request(ctx, req)
+		fd := fetchDone{pair: pair, parts: parts, at: at, reserved: reserved, err: err}
+		if err == nil {
+			fd.resp = resp.(*kmsg.FetchResponse)
+			if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
+				if werr := f.deps.Throttle.wait(ctx, n); werr != nil {
+					fd.err = werr
+				}
+			}
+			if f.cfg.Codec >= 0 && fd.err == nil {
+				recodeResponse(fd.resp, f.cfg.Codec) // recode.go
+			}
+		}
+		return fd
+	})
+}
+
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:
-// nothing pending for it, room in its own buffer and in buffer.memory, and
-// at most what its target broker's share has left (shareLeft).
-func (f *forwarder) fetchRoom(fp *fastPart, now time.Time, shareLeft int64) int32 {
+// nothing pending for it, and room in its own buffer and in buffer.memory.
+func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	switch {
 	case fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return 0
 	case fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered:
 		return 0
 	}
-	return int32(min(int64(f.cfg.PartitionFetchSize)-int64(fp.queueBytes), max(shareLeft, 0)))
+	return f.cfg.PartitionFetchSize - int32(fp.queueBytes)
+}
+
+// shareLeft is what a target broker's share of buffer.memory has left for
+// new fetches.
+func (f *forwarder) shareLeft(dst int32) int64 {
+	return f.share - f.used[dst] - f.reserved[dst]
 }
 
 // shares returns each target broker's share of buffer.memory and the bytes
@@ -514,6 +524,13 @@ func (f *forwarder) shares() (share int64, used map[int32]int64) {
 func (f *forwarder) targetLeader(fp *fastPart) int32 {
 	leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, fp.p.num)
 	return leader
+}
+
+// holdsBatch reports whether batches start with a whole batch (a
+// partition that got only a cut-off one is not busy, only squeezed).
+func holdsBatch(batches []byte) bool {
+	_, err := batch.Parse(batches)
+	return err == nil
 }
 
 func responseBytes(r *kmsg.FetchResponse) int {
@@ -568,7 +585,7 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 			}
 		}
 	case fetchDone:
-		f.fetching[ev.broker] = false
+		f.fetching[ev.pair] = false
 		f.handleFetch(ctx, ev)
 	case produceDone:
 		f.producing[ev.broker]--
@@ -589,7 +606,7 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 	f.sharesAt = time.Time{} // queues grow now: count them again before the next fetch
 	if ev.err != nil {
 		if ctx.Err() == nil {
-			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
+			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.pair.src, "err", ev.err)
 			f.srcStale = true
 			for _, fp := range ev.parts {
 				fp.notBefore = time.Now().Add(retryBackoff)
@@ -640,7 +657,7 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 		end = rp.LastStableOffset
 	}
 	p.end.Store(end)
-	fp.active = len(rp.RecordBatches) > 0
+	fp.active = holdsBatch(rp.RecordBatches)
 
 	var filter *batch.Filter
 	if f.cfg.ReadCommitted {

@@ -168,7 +168,7 @@ func (x fastFixture) fetched(ctx context.Context, resp *kmsg.FetchResponse, at .
 		off = at[0]
 	}
 	key := tp{"t", 0}
-	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
+	x.f.handleFetch(ctx, fetchDone{pair: fetchPair{1, -1}, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
 }
 
 func fetchResp(topic string, offsetBatches []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) *kmsg.FetchResponse {
@@ -377,8 +377,8 @@ func TestInitProducerIDBacksOff(t *testing.T) {
 }
 
 func wantsFetch(f *forwarder, fp *fastPart) bool {
-	share, used := f.shares()
-	return f.fetchRoom(fp, time.Now(), share-used[f.targetLeader(fp)]) > 0
+	f.share, f.used = f.shares()
+	return f.fetchRoom(fp, time.Now()) > 0 && f.shareLeft(f.targetLeader(fp)) > 0
 }
 
 // batchSizeAlone matches the size of the batch a producer writes for one
