@@ -360,29 +360,36 @@ func (m *Mirror) Run(ctx context.Context) error {
 	return nil
 }
 
-// poll moves fetched records to the producer until ctx is done.
+// poll moves fetched records to the producer until ctx is done. It never
+// blocks in Produce and never hands the producer more than a target
+// broker's share: a partition's fetch goes to the producer only as far as
+// its broker's share and franz-go's buffer have room, and the rest waits in
+// the partition's backlog, its fetching paused, until acknowledgements make
+// room. The promise that makes it wakes the poll loop out of PollFetches
+// (recordShares.wait), so a waiting partition goes on at once, not after a
+// poll timeout (only partitions waiting in the share of those without a
+// known leader look again every leaderRecheck).
 func (m *Mirror) poll(ctx context.Context) {
-	paused := map[*partition]bool{} // over their target broker's share
+	rp := newRecordPoll(m)
 	for {
 		m.pauseFailed()
-		share := m.shares.share(m.dst)
-		for p := range paused {
-			// The leader as known now: at the first fetch the producer may
-			// not know the remote topic yet (-1).
-			leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
-			if m.shares.usedBy(leader) <= share/2 {
-				delete(paused, p)
-				m.src.ResumeFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
-			}
+		rp.share = m.shares.share(m.dst)
+		rp.feedAll()
+		rp.resume()
+		pollCtx, cancel := context.WithCancel(ctx)
+		if _, ok := rp.waitBrokers[-1]; ok {
+			// Partitions waiting in the share of those without a known
+			// leader: no acknowledgement says when the producer learns
+			// their leader (a new remote topic is loaded at its first
+			// record), so look again soon.
+			pollCtx, cancel = context.WithTimeout(ctx, leaderRecheck)
 		}
-		pollCtx, cancel := ctx, context.CancelFunc(func() {})
-		if len(paused) > 0 {
-			pollCtx, cancel = context.WithTimeout(ctx, 200*time.Millisecond) // to resume them
-		}
+		rp.wait(cancel)
 		fetches := m.src.PollFetches(pollCtx)
+		m.shares.unwait()
 		cancel()
 		if ctx.Err() != nil || fetches.IsClientClosed() {
-			return
+			return // the backlogs were not handed over: fetched again after a restart
 		}
 		fetches.EachPartition(func(ftp kgo.FetchTopicPartition) {
 			p := m.partition(ftp.Topic, ftp.Partition)
@@ -410,33 +417,195 @@ func (m *Mirror) poll(ctx context.Context) {
 					return // stopping: these records are fetched again after restart
 				}
 			}
-			leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
-			var limit int64
-			if m.cfg.Compression == "" || m.cfg.Compression == "none" {
-				limit = p.topic.maxMessageBytes.Load()
-			}
-			send, tooBig := p.sendRecords(ftp.Records, leader, limit)
-			for _, r := range send {
-				rc := r.Context.(*recordCtx)
-				m.shares.charge(leader, rc.size+recordOverhead)
-				m.dst.Produce(rc, r, m.promise)
-			}
-			if tooBig != nil {
-				err := m.produceError(p, tooBig.Offset, tooBig, kerr.MessageTooLarge)
-				if p.stop(err) {
-					m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", err)
-					m.pause(p)
-				}
-				return
-			}
-			if m.shares.usedBy(leader) >= share {
-				if !paused[p] {
-					paused[p] = true
-					m.src.PauseFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
-				}
-			}
+			// After what is left of earlier fetches: a fetch buffered
+			// before the partition was paused still comes in order.
+			rp.backlog[p] = append(rp.backlog[p], ftp.Records...)
+			rp.feed(p)
 		})
 	}
+}
+
+// leaderRecheck is how often the poll loop looks again at partitions that
+// wait in the share of partitions without a known target leader.
+const leaderRecheck = 100 * time.Millisecond
+
+// recordPoll is the poll loop's own state; only the poll goroutine uses it.
+type recordPoll struct {
+	m     *Mirror
+	share int64 // each target broker's part of buffer.memory, this round
+	// franz-go's MaxBufferedBytes and MaxBufferedRecords: Produce blocks
+	// beyond them.
+	bufCap, recCap int64
+
+	backlog map[*partition][]*kgo.Record // fetched, not handed to the producer yet, in order
+	paused  map[*partition]bool          // fetching paused: a backlog, or their broker over its share
+	// What the paused partitions wait for, found by the last feedAll and
+	// resume: these brokers draining to the bytes given for each, and
+	// franz-go's buffer draining to waitBytes (-1: not waited for).
+	waitBrokers map[int32]int64
+	waitBytes   int64
+}
+
+func newRecordPoll(m *Mirror) *recordPoll {
+	rp := &recordPoll{
+		m: m, bufCap: math.MaxInt64, recCap: math.MaxInt64,
+		backlog: map[*partition][]*kgo.Record{}, paused: map[*partition]bool{},
+	}
+	if n, _ := m.dst.OptValue(kgo.MaxBufferedBytes).(int64); n > 0 {
+		rp.bufCap = n
+	}
+	if n, _ := m.dst.OptValue(kgo.MaxBufferedRecords).(int64); n > 0 {
+		rp.recCap = n
+	}
+	return rp
+}
+
+// feedAll hands every backlog to the producer as far as there is room.
+func (rp *recordPoll) feedAll() {
+	rp.waitBrokers, rp.waitBytes = map[int32]int64{}, -1
+	for p := range rp.backlog {
+		rp.feed(p)
+	}
+}
+
+// feed hands the head of p's backlog to the producer, as many records as
+// its broker's share and franz-go's buffer have room for (at least one when
+// the share or the buffer is empty, so a record larger than either still
+// goes), and pauses p's fetching while a backlog is left or its broker is
+// over its share. Only the poll goroutine produces to the target client, so
+// the room seen here only grows until Produce: Produce never blocks.
+func (rp *recordPoll) feed(p *partition) {
+	m := rp.m
+	recs := rp.backlog[p]
+	if len(recs) == 0 {
+		delete(rp.backlog, p)
+		return
+	}
+	if p.failed() != nil || p.removed.Load() {
+		rp.drop(p)
+		return
+	}
+	leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
+	room := rp.share - m.shares.usedBy(leader)
+	bufRoom := rp.bufCap - m.dst.BufferedProduceBytes()
+	recRoom := rp.recCap - m.dst.BufferedProduceRecords()
+	var n int
+	var cost, bytes, count int64
+	for ; n < len(recs); n++ {
+		r := recs[n]
+		if r.Attrs.IsControl() {
+			continue // not produced: it only moves progress
+		}
+		size := recordSize(r)
+		first := count == 0
+		if cost+size+recordOverhead > room && !(first && room >= rp.share) {
+			// Woken at half the share, or once the next record fits.
+			rp.waitFor(leader, min(rp.share/2, rp.share-size-recordOverhead))
+			break
+		}
+		if (bytes+size > bufRoom || count+1 > recRoom) && !(first && bufRoom >= rp.bufCap && recRoom >= rp.recCap) {
+			rp.waitBytes = max(rp.waitBytes, min(rp.bufCap/2, rp.bufCap-size))
+			break
+		}
+		cost += size + recordOverhead
+		bytes += size
+		count++
+	}
+	if n > 0 {
+		var limit int64
+		if m.cfg.Compression == "" || m.cfg.Compression == "none" {
+			limit = p.topic.maxMessageBytes.Load()
+		}
+		send, tooBig := p.sendRecords(recs[:n], leader, limit)
+		for _, r := range send {
+			rc := r.Context.(*recordCtx)
+			m.shares.charge(leader, rc.size)
+			m.dst.Produce(rc, r, m.promise)
+		}
+		if tooBig != nil {
+			err := m.produceError(p, tooBig.Offset, tooBig, kerr.MessageTooLarge)
+			if p.stop(err) {
+				m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", err)
+				m.pause(p)
+			}
+			rp.drop(p)
+			return
+		}
+		if send == nil {
+			// Stopped or halted (sendRecords returns a non-nil slice
+			// otherwise): nothing more of it is sent in this run.
+			rp.drop(p)
+			return
+		}
+		clear(recs[:n]) // handed over: the backlog does not keep them
+		recs = recs[n:]
+	}
+	if len(recs) == 0 {
+		delete(rp.backlog, p)
+	} else {
+		rp.backlog[p] = recs
+	}
+	if (len(recs) > 0 || m.shares.usedBy(leader) >= rp.share) && !rp.paused[p] {
+		rp.paused[p] = true
+		m.src.PauseFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+	}
+}
+
+// drop forgets p's backlog: p sends nothing more in this run (stopped,
+// halted, or its topic is gone). Its fetching is resumed unless the
+// partition now in its place is paused, so a recreated topic is fetched.
+func (rp *recordPoll) drop(p *partition) {
+	delete(rp.backlog, p)
+	if !rp.paused[p] {
+		return
+	}
+	delete(rp.paused, p)
+	if q := rp.m.partition(p.topic.Source, p.num); q == nil || q == p || !rp.paused[q] {
+		rp.m.src.ResumeFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+	}
+}
+
+// resume resumes fetching of paused partitions without a backlog whose
+// broker drained to half its share; the others' brokers are waited for.
+func (rp *recordPoll) resume() {
+	m := rp.m
+	for p := range rp.paused {
+		if len(rp.backlog[p]) > 0 {
+			continue
+		}
+		// The leader as known now: at the first fetch the producer may
+		// not know the remote topic yet (-1).
+		leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)
+		if m.shares.usedBy(leader) <= rp.share/2 {
+			delete(rp.paused, p)
+			m.src.ResumeFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+			continue
+		}
+		rp.waitFor(leader, rp.share/2)
+	}
+}
+
+// waitFor notes that a paused partition waits for leader to drain to low
+// bytes (0 at least: an empty share takes any record).
+func (rp *recordPoll) waitFor(leader int32, low int64) {
+	low = max(low, 0)
+	if prev, ok := rp.waitBrokers[leader]; !ok || low > prev {
+		rp.waitBrokers[leader] = low
+	}
+}
+
+// wait arms wake for the coming PollFetches when partitions wait for room:
+// it is called when a broker they wait for drains to half its share (or
+// enough for the next record), or franz-go's buffer to half of it.
+func (rp *recordPoll) wait(wake context.CancelFunc) {
+	if len(rp.waitBrokers) == 0 && rp.waitBytes < 0 {
+		return
+	}
+	bufRecords := int64(-1)
+	if rp.waitBytes >= 0 {
+		bufRecords = rp.recCap / 2
+	}
+	rp.m.shares.wait(rp.waitBrokers, rp.waitBytes, bufRecords, wake)
 }
 
 // promise is called by the producer for every record, serially; each
@@ -447,7 +616,7 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		return
 	}
 	p := rc.p
-	m.shares.release(rc.leader, rc.size+recordOverhead)
+	m.shares.release(rc.leader, rc.size)
 	if err != nil {
 		if p.failRecord(rc.src, m.produceError(p, rc.src, r, err)) {
 			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())

@@ -11,13 +11,26 @@ import (
 // handed to the producer and not seen answered. The producer's buffer
 // (buffer.memory) is shared by every partition: without shares, records
 // for a dead or leaderless broker fill it, Produce blocks, and every other
-// partition stalls behind them. A partition whose broker used its share
-// stops fetching until the broker drains to half of it.
+// partition stalls behind them. The poll loop hands a partition's records
+// to the producer only while their broker's share has room (room); the
+// rest of the fetch waits, with the partition's fetching paused, until
+// acknowledgements drain the broker to half its share: the release that
+// does so wakes the poll loop (wait).
 type recordShares struct {
 	limit int64 // buffer.memory
 
-	mu   sync.Mutex
-	used map[int32]int64 // by target leader at send time; -1 = no leader
+	mu      sync.Mutex
+	used    map[int32]int64 // by target leader at send time; -1 = no leader
+	bytes   int64           // payload handed to the producer, as franz-go counts it
+	records int64           // records handed to the producer
+
+	// While the poll loop waits for room: wake ends its wait (at most
+	// once), when a broker in brokers drains to the bytes given for it,
+	// or the producer's buffer to bufBytes and bufRecords (bufBytes < 0:
+	// not waited on).
+	wake                 func()
+	brokers              map[int32]int64
+	bufBytes, bufRecords int64
 }
 
 func newRecordShares(limit int64) *recordShares {
@@ -28,20 +41,74 @@ func newRecordShares(limit int64) *recordShares {
 }
 
 // share is each broker's part of buffer.memory: the brokers of the target
-// and one more for partitions without a leader.
+// (at least one, before the client has discovered them) and one more for
+// partitions without a leader.
 func (s *recordShares) share(dst *kgo.Client) int64 {
-	return s.limit / int64(len(dst.DiscoveredBrokers())+1)
+	return s.limit / int64(max(len(dst.DiscoveredBrokers()), 1)+1)
 }
 
-func (s *recordShares) charge(leader int32, n int64) {
+// charge counts a record of size bytes (recordSize) handed to the producer
+// for leader.
+func (s *recordShares) charge(leader int32, size int64) {
 	s.mu.Lock()
-	s.used[leader] += n
+	s.used[leader] += size + recordOverhead
+	s.bytes += size
+	s.records++
 	s.mu.Unlock()
 }
 
-func (s *recordShares) release(leader int32, n int64) {
+// release counts a record the producer answered, and wakes the poll loop
+// if that made the room it waits for.
+func (s *recordShares) release(leader int32, size int64) {
 	s.mu.Lock()
-	s.used[leader] -= n
+	s.used[leader] -= size + recordOverhead
+	s.bytes -= size
+	s.records--
+	low, ok := s.brokers[leader]
+	wake := s.takeWake(ok && s.used[leader] <= low)
+	s.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
+// takeWake returns the armed wake function, disarmed, when broker is true
+// or the producer's buffer drained to what the poll loop waits for. The
+// caller holds mu.
+func (s *recordShares) takeWake(broker bool) func() {
+	if s.wake == nil {
+		return nil
+	}
+	if !broker && (s.bufBytes < 0 || s.bytes > s.bufBytes || s.records > s.bufRecords) {
+		return nil
+	}
+	w := s.wake
+	s.wake = nil
+	return w
+}
+
+// wait arms wake for the poll loop's next wait: it is called (once) when
+// a broker of brokers drains to the bytes given for it, or, with bufBytes
+// >= 0, when the record path's records in the producer drain to bufBytes
+// and bufRecords. If that is already so, wake is called now. unwait
+// disarms it.
+func (s *recordShares) wait(brokers map[int32]int64, bufBytes, bufRecords int64, wake func()) {
+	s.mu.Lock()
+	s.wake, s.brokers, s.bufBytes, s.bufRecords = wake, brokers, bufBytes, bufRecords
+	now := false
+	for b, low := range brokers {
+		now = now || s.used[b] <= low
+	}
+	w := s.takeWake(now)
+	s.mu.Unlock()
+	if w != nil {
+		w()
+	}
+}
+
+func (s *recordShares) unwait() {
+	s.mu.Lock()
+	s.wake, s.brokers = nil, nil
 	s.mu.Unlock()
 }
 
