@@ -82,6 +82,7 @@ type fastPart struct {
 	queueBytes int       // queued and sent, until acknowledged
 	sent       []*qbatch // in flight, in sequence order (produce.go)
 	sentTo     int32     // the target broker of sent
+	conn       int       // its produce connection (lanes), fixed for its life
 	sendIDs    uint64    // numbers each send, to match its answer
 	rewind     bool      // a sent batch failed: waiting for the rest of sent
 	oooRetried bool      // an out-of-sequence head batch was sent once more
@@ -115,9 +116,9 @@ type topicMeta struct {
 }
 
 type fetchDone struct {
-	pair  fetchPair
-	parts map[tp]*fastPart
-	at    map[tp]int64 // the fetch offset asked for each partition
+	broker int32
+	parts  map[tp]*fastPart
+	at     map[tp]int64 // the fetch offset asked for each partition
 	// reserved is what the fetch may add to each target broker's share.
 	reserved map[int32]int64
 	resp     *kmsg.FetchResponse
@@ -171,9 +172,10 @@ type forwarder struct {
 	dstStale     bool
 	metaInflight int
 	lastMeta     time.Time
-	fetching     map[fetchPair]bool
-	fetchRound   uint64        // rotates the order of idle partitions in fetches
-	producing    map[int32]int // produce requests outstanding by target broker
+	fetching     map[int32]bool  // a fetch is outstanding, by source broker
+	fetchRound   uint64          // rotates the order of idle partitions in fetches
+	producing    map[laneKey]int // produce requests outstanding by lane
+	conns        int             // connection index for the next partition added
 	lanes        *lanes
 	buffered     int64
 	pid          int64
@@ -207,9 +209,9 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		parts:     map[tp]*fastPart{},
 		srcMeta:   map[string]topicMeta{},
 		dstMeta:   map[string]topicMeta{},
-		fetching:  map[fetchPair]bool{},
+		fetching:  map[int32]bool{},
 		reserved:  map[int32]int64{},
-		producing: map[int32]int{},
+		producing: map[laneKey]int{},
 		pid:       -1,
 		epoch:     -1,
 		pidWanted: cfg.Idempotent,
@@ -244,6 +246,8 @@ func (f *forwarder) run(ctx, produceCtx context.Context) {
 			f.stopFetching = true
 		case parts := <-f.inbox:
 			for _, fp := range parts {
+				fp.conn = f.conns // spreads partitions over the produce connections
+				f.conns++
 				f.parts[tp{fp.p.topic.Source, fp.p.num}] = fp
 				f.srcStale, f.dstStale = true, true
 			}
@@ -366,18 +370,17 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 	return tm.leaders[partition], tm.id
 }
 
-// fetchPair names one fetch stream: the partitions led by one source
-// broker whose remote partitions one target broker leads.
-type fetchPair struct{ src, dst int32 }
-
-// startFetches issues, for each (source broker, target broker) pair with
-// no fetch outstanding, one fetch of that pair's partitions that have room
-// in their own buffers. Each partition asks for all its room; the fetch as
-// a whole asks for at most what the target broker's share of buffer.memory
-// has left, and reserves that until its response is handled. A broker
+// startFetches issues one fetch per source broker with none outstanding
+// (franz-go keeps one fetch connection per broker; two fetches in flight on
+// it stalled after a connection reset), of its partitions that have room
+// in their own buffers and whose target broker's share of buffer.memory
+// has some left. Each partition asks for all its room, up to what its
+// target broker's share has left; the fetch as a whole asks for at most
+// the sum of what those shares have left, and reserves per target broker
+// what its partitions may add, until the response is handled. A broker
 // fills a response partition by partition in request order, so partitions
 // whose last fetch returned data go first and idle ones follow in an order
-// that rotates from fetch to fetch. (Splitting the share between idle
+// that rotates from fetch to fetch. (Splitting a share between idle
 // partitions instead gave each of 5,000 partitions less than one batch:
 // the broker then returned cut-off batches, and the copy crawled.)
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
@@ -385,10 +388,10 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 		f.share, f.used = f.shares()
 		f.sharesAt = now
 	}
-	type pairParts struct{ busy, idle []tp }
-	pairs := map[fetchPair]*pairParts{}
+	type brokerParts struct{ busy, idle []tp }
+	bySource := map[int32]*brokerParts{}
 	for key, fp := range f.parts {
-		if f.fetchRoom(fp, now) <= 0 {
+		if f.fetchRoom(fp, now) <= 0 || f.shareLeft(f.targetLeader(fp)) <= 0 {
 			continue
 		}
 		src, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -396,35 +399,30 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			f.srcStale = true
 			continue
 		}
-		pair := fetchPair{src, f.targetLeader(fp)}
-		if f.fetching[pair] {
+		if f.fetching[src] {
 			continue
 		}
-		pp := pairs[pair]
-		if pp == nil {
-			pp = &pairParts{}
-			pairs[pair] = pp
+		bp := bySource[src]
+		if bp == nil {
+			bp = &brokerParts{}
+			bySource[src] = bp
 		}
 		if fp.active {
-			pp.busy = append(pp.busy, key)
+			bp.busy = append(bp.busy, key)
 		} else {
-			pp.idle = append(pp.idle, key)
+			bp.idle = append(bp.idle, key)
 		}
 	}
 	f.fetchRound++
-	for pair, pp := range pairs {
-		maxBytes := min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, f.shareLeft(pair.dst))
-		if maxBytes <= 0 {
-			continue
-		}
+	for src, bp := range bySource {
 		// Map order is random: sort, then rotate the idle ones.
-		slices.SortFunc(pp.busy, compareTP)
-		slices.SortFunc(pp.idle, compareTP)
-		if n := len(pp.idle); n > 1 {
+		slices.SortFunc(bp.busy, compareTP)
+		slices.SortFunc(bp.idle, compareTP)
+		if n := len(bp.idle); n > 1 {
 			r := int(f.fetchRound % uint64(n))
-			pp.idle = append(pp.idle[r:], pp.idle[:r]...)
+			bp.idle = append(bp.idle[r:], bp.idle[:r]...)
 		}
-		f.fetch(ctx, pair, append(pp.busy, pp.idle...), int32(maxBytes))
+		f.fetch(ctx, src, append(bp.busy, bp.idle...), now)
 	}
 }
 
@@ -435,47 +433,20 @@ func compareTP(a, b tp) int {
 	return int(a.partition) - int(b.partition)
 }
 
-// fetch sends one fetch of keys, in this order, to the pair's source broker.
-func (f *forwarder) fetch(ctx context.Context, pair fetchPair, keys []tp, maxBytes int32) {
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = -1
-	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
-	req.MinBytes = 1
-	req.MaxBytes = maxBytes // a broker still returns at least one batch (KIP-74)
-	if f.cfg.ReadCommitted {
-		req.IsolationLevel = 1
+// fetch sends one fetch of keys, in this order, to source broker src.
+func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Time) {
+	req, parts, at, rooms := f.fetchRequest(keys, now)
+	if len(parts) == 0 {
+		return
 	}
-	req.SessionEpoch = -1 // no fetch session: every fetch is complete
-	parts := make(map[tp]*fastPart, len(keys))
-	at := make(map[tp]int64, len(keys))
-	var last string
-	for _, key := range keys {
-		fp := f.parts[key]
-		if len(req.Topics) == 0 || key.topic != last {
-			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = key.topic, id
-			req.Topics = append(req.Topics, rt)
-			last = key.topic
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = key.partition
-		rp.CurrentLeaderEpoch = -1
-		rp.FetchOffset = fp.next
-		rp.LogStartOffset = -1
-		rp.PartitionMaxBytes = f.fetchRoom(fp, time.Time{})
-		rt := &req.Topics[len(req.Topics)-1]
-		rt.Partitions = append(rt.Partitions, rp)
-		fp.fetching = true
-		parts[key] = fp
-		at[key] = fp.next
+	reserved := rooms
+	for dst, n := range rooms {
+		f.reserved[dst] += n
 	}
-	reserved := map[int32]int64{pair.dst: int64(maxBytes)}
-	f.reserved[pair.dst] += int64(maxBytes)
-	f.fetching[pair] = true
+	f.fetching[src] = true
 	f.spawn(func() any {
-		resp, err := f.src.Broker(int(pair.src)).Request(ctx, req)
-		fd := fetchDone{pair: pair, parts: parts, at: at, reserved: reserved, err: err}
+		resp, err := f.src.Broker(int(src)).Request(ctx, req)
+		fd := fetchDone{broker: src, parts: parts, at: at, reserved: reserved, err: err}
 		if err == nil {
 			fd.resp = resp.(*kmsg.FetchResponse)
 			if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
@@ -489,6 +460,58 @@ func (f *forwarder) fetch(ctx context.Context, pair fetchPair, keys []tp, maxByt
 		}
 		return fd
 	})
+}
+
+// fetchRequest builds the fetch of those of keys that may fetch at now,
+// and returns it with those partitions, their fetch offsets, and what they
+// ask for by target broker.
+func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
+	req.MinBytes = 1
+	if f.cfg.ReadCommitted {
+		req.IsolationLevel = 1
+	}
+	req.SessionEpoch = -1 // no fetch session: every fetch is complete
+	parts := make(map[tp]*fastPart, len(keys))
+	at := make(map[tp]int64, len(keys))
+	rooms := map[int32]int64{} // by target broker: what its partitions ask for
+	var last string
+	for _, key := range keys {
+		fp := f.parts[key]
+		dst := f.targetLeader(fp)
+		room := min(int64(f.fetchRoom(fp, now)), f.shareLeft(dst)-rooms[dst])
+		if room <= 0 {
+			continue
+		}
+		rooms[dst] += room
+		if len(req.Topics) == 0 || key.topic != last {
+			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = key.topic, id
+			req.Topics = append(req.Topics, rt)
+			last = key.topic
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = key.partition
+		rp.CurrentLeaderEpoch = -1
+		rp.FetchOffset = fp.next
+		rp.LogStartOffset = -1
+		rp.PartitionMaxBytes = int32(min(room, int64(f.cfg.PartitionFetchSize)))
+		rt := &req.Topics[len(req.Topics)-1]
+		rt.Partitions = append(rt.Partitions, rp)
+		fp.fetching = true
+		parts[key] = fp
+		at[key] = fp.next
+	}
+	var total int64
+	for _, n := range rooms {
+		total += n
+	}
+	// A broker still returns at least one batch (KIP-74).
+	req.MaxBytes = int32(max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, total), 1))
+	return req, parts, at, rooms
 }
 
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:
@@ -585,10 +608,10 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 			}
 		}
 	case fetchDone:
-		f.fetching[ev.pair] = false
+		f.fetching[ev.broker] = false
 		f.handleFetch(ctx, ev)
 	case produceDone:
-		f.producing[ev.broker]--
+		f.producing[ev.lane]--
 		f.handleProduce(ev)
 	case truncDone:
 		ev.fp.resolving = false
@@ -606,7 +629,7 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 	f.sharesAt = time.Time{} // queues grow now: count them again before the next fetch
 	if ev.err != nil {
 		if ctx.Err() == nil {
-			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.pair.src, "err", ev.err)
+			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
 			f.srcStale = true
 			for _, fp := range ev.parts {
 				fp.notBefore = time.Now().Add(retryBackoff)

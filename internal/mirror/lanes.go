@@ -11,7 +11,11 @@ import (
 )
 
 // lanes write the fast path's produce requests to each target broker in
-// the order they were made. A partition's pipelined batches must reach the
+// the order they were made, over produceConns connections per broker: a
+// broker serves one connection's requests one at a time, so a single
+// connection would put every append of a target broker on one of its
+// request threads (MM2, with one producer per task, has as many
+// connections as tasks). A partition always uses the same connection. A partition's pipelined batches must reach the
 // broker in sequence order, or every one after a swap fails out of
 // sequence and is sent again. franz-go's Broker.Request blocks until the
 // response, so each request runs in its own goroutine, and goroutines do
@@ -21,13 +25,22 @@ import (
 // path's own, which writes nothing else) before it starts the next:
 // franz-go writes a broker's requests in the order they are issued.
 type lanes struct {
-	cl       *kgo.Client
-	own      bool // cl was made here: close closes it
-	ordered  bool // the write hook is in place, so pipelining is safe
-	writes   *produceWrites
-	byBroker map[int32]chan laneReq
-	wg       sync.WaitGroup
+	clients []*kgo.Client // one per connection index
+	writes  []*produceWrites
+	own     bool // the clients were made here: close closes them
+	ordered bool // the write hooks are in place, so pipelining is safe
+	byLane  map[laneKey]chan laneReq
+	wg      sync.WaitGroup
 }
+
+// laneKey is one produce connection: a target broker and a client.
+type laneKey struct {
+	broker int32
+	conn   int
+}
+
+// produceConns is the number of produce connections per target broker.
+const produceConns = 4
 
 type laneReq struct {
 	ctx  context.Context
@@ -35,66 +48,78 @@ type laneReq struct {
 	done func(kmsg.Response, error)
 }
 
-// newLanes makes the fast path's produce client from the target client's
+// newLanes makes the fast path's produce clients from the target client's
 // options. If that fails, the lanes use the target client without the
 // hook, and partitions keep one batch in flight (sendLimit).
 func newLanes(target *kgo.Client, log *slog.Logger) *lanes {
-	l := &lanes{cl: target, byBroker: map[int32]chan laneReq{}}
+	l := &lanes{clients: []*kgo.Client{target}, byLane: map[laneKey]chan laneReq{}}
 	if target == nil {
 		return l
 	}
-	w := &produceWrites{n: map[int32]uint64{}, wake: map[int32]chan struct{}{}}
-	cl, err := kgo.NewClient(append(target.Opts(), kgo.WithHooks(w))...)
-	if err != nil {
-		log.Warn("fast path: cannot make its own produce client; keeping one batch in flight per partition", "err", err)
-		return l
+	var clients []*kgo.Client
+	var writes []*produceWrites
+	for range produceConns {
+		w := &produceWrites{n: map[int32]uint64{}, wake: map[int32]chan struct{}{}}
+		cl, err := kgo.NewClient(append(target.Opts(), kgo.WithHooks(w))...)
+		if err != nil {
+			log.Warn("fast path: cannot make its own produce clients; keeping one batch in flight per partition", "err", err)
+			for _, c := range clients {
+				c.Close()
+			}
+			return l
+		}
+		clients, writes = append(clients, cl), append(writes, w)
 	}
-	l.cl, l.own, l.ordered, l.writes = cl, true, true, w
+	l.clients, l.writes, l.own, l.ordered = clients, writes, true, true
 	return l
 }
 
-// send issues req to broker after every request sent to it before; done
+// conns is how many connections per broker the lanes use.
+func (l *lanes) conns() int { return len(l.clients) }
+
+// send issues req on lane after every request sent on it before; done
 // gets the response in the request's own goroutine. The caller keeps at
-// most maxProduceInflight requests per broker outstanding, so send never
+// most maxProduceInflight requests per lane outstanding, so send never
 // blocks.
-func (l *lanes) send(ctx context.Context, broker int32, req *kmsg.ProduceRequest, done func(kmsg.Response, error)) {
-	ch := l.byBroker[broker]
+func (l *lanes) send(ctx context.Context, lane laneKey, req *kmsg.ProduceRequest, done func(kmsg.Response, error)) {
+	ch := l.byLane[lane]
 	if ch == nil {
 		ch = make(chan laneReq, maxProduceInflight)
-		l.byBroker[broker] = ch
+		l.byLane[lane] = ch
 		var wake chan struct{}
 		if l.ordered {
-			wake = l.writes.register(broker)
+			wake = l.writes[lane.conn].register(lane.broker)
 		}
 		l.wg.Add(1)
-		go l.run(broker, ch, wake)
+		go l.run(lane, ch, wake)
 	}
 	ch <- laneReq{ctx, req, done}
 }
 
-func (l *lanes) run(broker int32, reqs chan laneReq, wake chan struct{}) {
+func (l *lanes) run(lane laneKey, reqs chan laneReq, wake chan struct{}) {
 	defer l.wg.Done()
+	cl := l.clients[lane.conn]
 	for r := range reqs {
 		var before uint64
 		if l.ordered {
-			before = l.writes.count(broker)
+			before = l.writes[lane.conn].count(lane.broker)
 		}
 		finished := make(chan struct{})
 		go func() {
-			resp, err := l.cl.Broker(int(broker)).Request(r.ctx, r.req)
+			resp, err := cl.Broker(int(lane.broker)).Request(r.ctx, r.req)
 			close(finished)
 			r.done(resp, err)
 		}()
 		if l.ordered {
-			l.awaitWrite(broker, before, wake, finished)
+			l.writes[lane.conn].awaitWrite(lane.broker, before, wake, finished)
 		}
 	}
 }
 
 // awaitWrite returns once the broker's write count passes before, or the
 // request finished without being written.
-func (l *lanes) awaitWrite(broker int32, before uint64, wake, finished chan struct{}) {
-	for l.writes.count(broker) == before {
+func (w *produceWrites) awaitWrite(broker int32, before uint64, wake, finished chan struct{}) {
+	for w.count(broker) == before {
 		select {
 		case <-wake:
 		case <-finished:
@@ -105,12 +130,14 @@ func (l *lanes) awaitWrite(broker int32, before uint64, wake, finished chan stru
 
 // close ends the lanes once no request is outstanding.
 func (l *lanes) close() {
-	for _, ch := range l.byBroker {
+	for _, ch := range l.byLane {
 		close(ch)
 	}
 	l.wg.Wait()
 	if l.own {
-		l.cl.Close()
+		for _, cl := range l.clients {
+			cl.Close()
+		}
 	}
 }
 

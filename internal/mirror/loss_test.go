@@ -168,7 +168,7 @@ func (x fastFixture) fetched(ctx context.Context, resp *kmsg.FetchResponse, at .
 		off = at[0]
 	}
 	key := tp{"t", 0}
-	x.f.handleFetch(ctx, fetchDone{pair: fetchPair{1, -1}, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
+	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
 }
 
 func fetchResp(topic string, offsetBatches []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) *kmsg.FetchResponse {
@@ -467,4 +467,20 @@ func TestAckedBatchFreesItsResponse(t *testing.T) {
 		t.Fatal("the first fetch response is still reachable after both its batches were acknowledged")
 	}
 	runtime.KeepAlive(x.fp) // the partition lives on, as it does in the forwarder
+}
+
+// A partition whose fetch failed waits out its retry backoff and is then
+// fetched again, with all its room (the fetch once asked about the room
+// at the zero time, which is before any backoff's end: after one failed
+// fetch a partition was never fetched again).
+func TestFetchAfterRetryBackoff(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.srcMeta["t"] = topicMeta{leaders: []int32{1}}
+	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
+	x.f.share, x.f.used = x.f.shares()
+	x.fp.notBefore = time.Now().Add(-time.Second) // a backoff that has ended
+	req, parts, _, rooms := x.f.fetchRequest([]tp{{"t", 0}}, time.Now())
+	if len(parts) != 1 || len(req.Topics) != 1 || req.Topics[0].Partitions[0].PartitionMaxBytes != x.f.cfg.PartitionFetchSize || rooms[1] != int64(x.f.cfg.PartitionFetchSize) {
+		t.Fatalf("after its backoff the partition is not fetched with all its room: %d partitions, rooms %v", len(parts), rooms)
+	}
 }

@@ -38,8 +38,8 @@ import (
 // partition then keeps one batch in flight.
 
 const (
-	maxPartitionInflight = 5  // Kafka's limit for idempotent producers
-	maxProduceInflight   = 16 // requests per target broker
+	maxPartitionInflight = 5 // Kafka's limit for idempotent producers
+	maxProduceInflight   = 8 // requests per lane (target broker and connection)
 	produceRequestBytes  = 16 << 20
 )
 
@@ -68,7 +68,7 @@ type sentRef struct {
 }
 
 type produceDone struct {
-	broker  int32
+	lane    laneKey
 	batches map[tp]sentRef // by remote topic and partition
 	resp    *kmsg.ProduceResponse
 	err     error
@@ -103,7 +103,7 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 		parts map[tp]*fastPart
 		size  int
 	}
-	rounds := map[int32][]*request{}
+	rounds := map[laneKey][]*request{}
 	for key, fp := range f.parts {
 		f.applySkips(fp)
 		leader, _ := leaderOf(f.dstMeta, fp.p.topic.Remote, key.partition)
@@ -113,18 +113,19 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
+		lane := laneKey{leader, fp.conn % f.lanes.conns()}
 		next := 0 // the first request this partition's next batch may join
 		for taken := 0; taken < len(fp.queue) && f.canSendNth(fp, leader, now, taken); taken++ {
-			rs := rounds[leader]
+			rs := rounds[lane]
 			for next < len(rs) && rs[next].size >= produceRequestBytes {
 				next++
 			}
 			if next == len(rs) {
-				if f.producing[leader]+len(rs) >= maxProduceInflight {
+				if f.producing[lane]+len(rs) >= maxProduceInflight {
 					break
 				}
 				rs = append(rs, &request{parts: map[tp]*fastPart{}})
-				rounds[leader] = rs
+				rounds[lane] = rs
 			}
 			r := rs[next]
 			r.parts[key] = fp
@@ -132,9 +133,9 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 			next++
 		}
 	}
-	for broker, rs := range rounds {
+	for lane, rs := range rounds {
 		for _, r := range rs {
-			f.sendRequest(ctx, broker, r.parts)
+			f.sendRequest(ctx, lane, r.parts)
 		}
 	}
 }
@@ -150,7 +151,7 @@ func (f *forwarder) canSendNth(fp *fastPart, leader int32, now time.Time, n int)
 
 // sendRequest moves the head batch of each partition in parts to its sent
 // list and hands the request to the broker's lane.
-func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]*fastPart) {
+func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]*fastPart) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = f.cfg.Acks
 	req.TimeoutMillis = 30_000
@@ -172,7 +173,7 @@ func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]
 		fp.sendIDs++
 		q.sendID, q.result = fp.sendIDs, sendResult{}
 		fp.sent = append(fp.sent, q)
-		fp.sentTo = broker
+		fp.sentTo = lane.broker
 		remote := fp.p.topic.Remote
 		i, ok := topics[remote]
 		if !ok {
@@ -189,10 +190,10 @@ func (f *forwarder) sendRequest(ctx context.Context, broker int32, parts map[tp]
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		refs[tp{remote, key.partition}] = sentRef{fp, q.sendID}
 	}
-	f.producing[broker]++
+	f.producing[lane]++
 	f.running++
-	f.lanes.send(ctx, broker, req, func(resp kmsg.Response, err error) {
-		pd := produceDone{broker: broker, batches: refs, err: err}
+	f.lanes.send(ctx, lane, req, func(resp kmsg.Response, err error) {
+		pd := produceDone{lane: lane, batches: refs, err: err}
 		if err == nil {
 			pd.resp = resp.(*kmsg.ProduceResponse)
 		}
@@ -237,7 +238,7 @@ func (f *forwarder) applySkips(fp *fastPart) {
 func (f *forwarder) handleProduce(ev produceDone) {
 	now := time.Now()
 	if ev.err != nil && !errors.Is(ev.err, context.Canceled) {
-		f.log.Warn("fast path: produce failed; retrying", "broker", ev.broker, "err", ev.err)
+		f.log.Warn("fast path: produce failed; retrying", "broker", ev.lane.broker, "err", ev.err)
 		f.dstStale = true
 	}
 	answered := map[tp]bool{}
