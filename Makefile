@@ -50,7 +50,7 @@ fuzz:
 		internal/wire:FuzzDecodeHeartbeat internal/wire:FuzzDecodeCheckpoint \
 		internal/wire:FuzzDecodeOffsetSync internal/wire:FuzzDecodeConnectOffsetKey \
 		internal/wire:FuzzDecodeConnectOffsetValue internal/wire:FuzzDecodeIndexSegment \
-		internal/config:FuzzParse; do \
+		internal/config:FuzzParse internal/batch:FuzzRecompress; do \
 		pkg=$${spec%%:*}; fn=$${spec##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) ./$$pkg; \
