@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/kafkatest"
+	"strait/internal/mirror"
 )
 
 // TestPipelinedBatchesSurviveProduceErrors: the fast path keeps several
@@ -26,6 +27,7 @@ import (
 // twice, nothing reordered.
 func TestPipelinedBatchesSurviveProduceErrors(t *testing.T) {
 	const partitions, perPartition = 4, 3000
+	defer mirror.PipelineForTest(5)()
 	a, _ := kafkatest.NewFakePair(t, kfake.SeedTopics(partitions, "orders"))
 	b, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "A.orders"))
 	if err != nil {
