@@ -463,8 +463,14 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 }
 
 // fetchRequest builds the fetch of those of keys that may fetch at now,
-// and returns it with those partitions, their fetch offsets, and what they
-// ask for by target broker.
+// and returns it with those partitions, their fetch offsets, and what the
+// fetch may add by target broker. Every such partition is listed, asking
+// for all its room (a partition asking for less than a batch gets a
+// cut-off batch, and one left out waits a fetch round that may be a long
+// poll of partitions without data: at 512 partitions the last records
+// took minutes). The fetch's MaxBytes caps the response at what the
+// partitions' target brokers' shares have left, and a target broker's
+// reservation is at most that cap.
 func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
@@ -481,11 +487,11 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 	for _, key := range keys {
 		fp := f.parts[key]
 		dst := f.targetLeader(fp)
-		room := min(int64(f.fetchRoom(fp, now)), f.shareLeft(dst)-rooms[dst])
-		if room <= 0 {
+		room := f.fetchRoom(fp, now)
+		if room <= 0 || f.shareLeft(dst) <= 0 {
 			continue
 		}
-		rooms[dst] += room
+		rooms[dst] += int64(room)
 		if len(req.Topics) == 0 || key.topic != last {
 			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
 			rt := kmsg.NewFetchRequestTopic()
@@ -498,19 +504,23 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 		rp.CurrentLeaderEpoch = -1
 		rp.FetchOffset = fp.next
 		rp.LogStartOffset = -1
-		rp.PartitionMaxBytes = int32(min(room, int64(f.cfg.PartitionFetchSize)))
+		rp.PartitionMaxBytes = room
 		rt := &req.Topics[len(req.Topics)-1]
 		rt.Partitions = append(rt.Partitions, rp)
 		fp.fetching = true
 		parts[key] = fp
 		at[key] = fp.next
 	}
-	var total int64
-	for _, n := range rooms {
-		total += n
+	var shareLeft int64
+	for dst := range rooms {
+		shareLeft += f.shareLeft(dst)
 	}
 	// A broker still returns at least one batch (KIP-74).
-	req.MaxBytes = int32(max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, total), 1))
+	maxBytes := max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, shareLeft), 1)
+	req.MaxBytes = int32(maxBytes)
+	for dst, n := range rooms {
+		rooms[dst] = min(n, maxBytes, f.shareLeft(dst))
+	}
 	return req, parts, at, rooms
 }
 

@@ -484,3 +484,35 @@ func TestFetchAfterRetryBackoff(t *testing.T) {
 		t.Fatalf("after its backoff the partition is not fetched with all its room: %d partitions, rooms %v", len(parts), rooms)
 	}
 }
+
+// Every partition that may fetch is listed with all its room, even when
+// the rooms add up to more than its target broker's share has left: the
+// response as a whole is capped instead. (A partition given less than a
+// batch gets a cut-off one, and one left out waited for fetch rounds of
+// long polls: at 512 partitions the last records took minutes.)
+func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
+	m := testMirror()
+	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, forwardDeps{Totals: &m.totals, Log: m.log})
+	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1, 1}}
+	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 1, 1}}
+	var keys []tp
+	for i := range int32(3) {
+		p := testPartition()
+		p.num = i
+		f.parts[tp{"t", i}] = &fastPart{p: p}
+		keys = append(keys, tp{"t", i})
+	}
+	f.share, f.used = f.shares()
+	req, parts, _, rooms := f.fetchRequest(keys, time.Now())
+	if len(parts) != 3 || len(req.Topics[0].Partitions) != 3 {
+		t.Fatalf("%d of 3 partitions listed", len(parts))
+	}
+	for _, rp := range req.Topics[0].Partitions {
+		if rp.PartitionMaxBytes != 600 {
+			t.Errorf("partition %d asks for %d bytes, want all its room, 600", rp.Partition, rp.PartitionMaxBytes)
+		}
+	}
+	if req.MaxBytes != 1000 || rooms[1] != 1000 {
+		t.Errorf("the fetch asks for %d bytes and reserves %d, want the share, 1000", req.MaxBytes, rooms[1])
+	}
+}
