@@ -370,19 +370,17 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 	return tm.leaders[partition], tm.id
 }
 
-// startFetches issues one fetch per source broker with none outstanding
-// (franz-go keeps one fetch connection per broker; two fetches in flight on
-// it stalled after a connection reset), of its partitions that have room
-// in their own buffers and whose target broker's share of buffer.memory
-// has some left. Each partition asks for all its room, up to what its
-// target broker's share has left; the fetch as a whole asks for at most
-// the sum of what those shares have left, and reserves per target broker
-// what its partitions may add, until the response is handled. A broker
-// fills a response partition by partition in request order, so partitions
-// whose last fetch returned data go first and idle ones follow in an order
-// that rotates from fetch to fetch. (Splitting a share between idle
-// partitions instead gave each of 5,000 partitions less than one batch:
-// the broker then returned cut-off batches, and the copy crawled.)
+// startFetches issues one fetch per source broker with none outstanding,
+// of its partitions that have room in their own buffers and whose target
+// broker's share of buffer.memory has some left. Each partition asks for
+// all its room; the fetch as a whole asks for at most what those shares
+// have left, and reserves it until the response is handled (fetchRequest).
+// A broker fills a response partition by partition in request order, so
+// partitions whose last fetch returned a whole batch go first and idle
+// ones follow in an order that rotates from fetch to fetch. (Splitting a
+// share between idle partitions instead gave each of 5,000 partitions less
+// than one batch: the broker then returned cut-off batches, and the copy
+// crawled.)
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	if now.Sub(f.sharesAt) >= sharesMaxAge {
 		f.share, f.used = f.shares()
