@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +31,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
+	}
+	if p.Rerender != "" {
+		return rerender(p.Rerender, p.OutDir, stdout, stderr)
 	}
 	// Ctrl-C cancels the run; the runner then stops the replicators and the clusters.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,5 +60,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: %v\n", runErr)
 		return 1
 	}
+	return 0
+}
+
+// rerender rewrites a stored report from its JSON: each cell's path and targets are
+// derived again from the stored runs by the current rules (a rule changed after the run,
+// e.g. when Strait began recompressing on the fast path); no figure is measured anew.
+func rerender(path, outDir string, stdout, stderr io.Writer) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: -rerender: %v\n", err)
+		return 2
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		fmt.Fprintf(stderr, "bench: -rerender %s: not a bench result: %v\n", path, err)
+		return 2
+	}
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		c.StraitPath = c.Workload.straitPath(res.Params.StraitProps)
+		c.summarizeCell()
+	}
+	md, files, err := res.write(outDir)
+	fmt.Fprint(stdout, md)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "bench: rewrote %v\n", files)
 	return 0
 }

@@ -95,16 +95,15 @@ func (w workload) totalPartitions() int { return w.Partitions * w.Topics }
 // payloadMB is about what the cell's backlog weighs (values plus keys of about 8 bytes).
 func (w workload) payloadMB() float64 { return float64(w.Records) * float64(w.RecordSize+8) / 1e6 }
 
-// straitPath is the path Strait takes for the cell by its documented rules: batches keep
-// their codec (fast path) unless compression.type asks for another codec than a batch has.
+// straitPath is the path Strait takes for the cell by its documented rules: the fast path,
+// which recompresses a batch whose codec is not the compression.type, unless
+// strait.fast.path=false (no cell has a compacted or LogAppendTime source). A Strait log
+// that shows partitions continuing on the record path turns it into "record" (cells.go).
 func (w workload) straitPath(straitProps string) string {
 	if strings.Contains(strings.ReplaceAll(straitProps, " ", ""), "strait.fast.path=false") {
 		return "record"
 	}
-	if w.Target == targetUnset || (w.Target == targetSame && !w.Mixed) {
-		return "fast"
-	}
-	return "record"
+	return "fast"
 }
 
 func sizeText(n int) string {

@@ -79,8 +79,8 @@ func TestWorkload(t *testing.T) {
 	}{
 		{w: newWorkload(1024, 8, 1, "none", false, targetUnset, 10), name: "1 KiB × 8p, none → unset", codec: "", path: "fast"},
 		{w: newWorkload(100, 64, 1, "lz4", false, targetSame, 10), name: "100 B × 64p, lz4 → lz4 (same)", codec: "lz4", path: "fast"},
-		{w: newWorkload(16384, 8, 1, "zstd", false, targetDifferent, 10), name: "16 KiB × 8p, zstd → lz4 (different)", codec: "lz4", path: "record"},
-		{w: newWorkload(1024, 64, 1, "snappy", true, targetSame, 10), name: "1 KiB × 64p, none+snappy mixed → snappy (same)", codec: "snappy", path: "record"},
+		{w: newWorkload(16384, 8, 1, "zstd", false, targetDifferent, 10), name: "16 KiB × 8p, zstd → lz4 (different)", codec: "lz4", path: "fast"},
+		{w: newWorkload(1024, 64, 1, "snappy", true, targetSame, 10), name: "1 KiB × 64p, none+snappy mixed → snappy (same)", codec: "snappy", path: "fast"},
 		{w: newWorkload(1024, 1, 2000, "lz4", false, targetUnset, 10), name: "1 KiB × 2000 topics × 1p, lz4 → unset", codec: "", path: "fast"},
 		{w: newWorkload(1024, 8, 1, "none", false, targetUnset, 10), name: "1 KiB × 8p, none → unset", codec: "", path: "record", straitKV: "strait.fast.path = false"},
 	}

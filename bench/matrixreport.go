@@ -20,7 +20,7 @@ func (res *results) matrixTable(w func(string, ...any)) {
 		w("## Summary, %d runs per tool", p.Runs)
 	}
 	w("")
-	w("Steady state: from the first record on B to the complete copy. Each figure is the median of the runs [min–max]; ratios are Strait / MM2 of the medians. Targets (issue 8): throughput ≥ 3×, CPU per GB ≤ 1/10 on the fast path or ≤ 1/4 on the record path, peak RSS ≤ 1/8. *Path* is Strait's path for the cell: fast when every batch can keep its codec, record when compression.type asks for another codec than a batch has (or Strait's log shows partitions continuing on the record path).")
+	w("Steady state: from the first record on B to the complete copy. Each figure is the median of the runs [min–max]; ratios are Strait / MM2 of the medians. Targets (issue 8): throughput ≥ 3×, CPU per GB ≤ 1/10 on the fast path or ≤ 1/4 on the record path, peak RSS ≤ 1/8. *Path* is Strait's path for the cell: fast (which recompresses batches whose codec is not the compression.type), or record when Strait's log shows partitions continuing on the record path or strait.fast.path=false.")
 	if res.Chart != "" {
 		w("")
 		w("![throughput per cell](%s)", res.Chart)
