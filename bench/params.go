@@ -440,3 +440,13 @@ type duration struct{ time.Duration }
 
 // MarshalJSON writes the duration as Go's string form.
 func (d duration) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(d.String())), nil }
+
+// UnmarshalJSON reads Go's string form, for -rerender.
+func (d *duration) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration, err = time.ParseDuration(s)
+	return err
+}
