@@ -94,6 +94,12 @@ func produce(t *testing.T, topic string, partitions int32, n int, codec kgo.Comp
 	}
 }
 
+// codecsByName are Kafka's five codecs by their compression.type names.
+var codecsByName = map[string]kgo.CompressionCodec{
+	"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+	"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+}
+
 // waitProgress waits until Strait's stored progress reached the source end.
 func waitProgress(t *testing.T, topic string) {
 	t.Helper()
@@ -168,13 +174,9 @@ func targetCodecs(t *testing.T, topic string, partition int32) map[batch.Codec]i
 func TestFastPathPreservesEverything(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
 	prefix := kafkatest.Name(t, "fast")
-	codecs := map[string]kgo.CompressionCodec{
-		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
-		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
-	}
 	var topics []string
 	codecOf := map[string]string{}
-	for name, codec := range codecs {
+	for name, codec := range codecsByName {
 		for _, txn := range []bool{false, true} {
 			topic := fmt.Sprintf("%s-%s-txn%v", prefix, name, txn)
 			a.CreateTopic(t, topic, 3, nil)

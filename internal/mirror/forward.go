@@ -168,6 +168,8 @@ type forwarder struct {
 	parts        map[tp]*fastPart
 	srcMeta      map[string]topicMeta
 	dstMeta      map[string]topicMeta
+	srcNames     map[[16]byte]string // topic names by ID, for responses that carry IDs only
+	dstNames     map[[16]byte]string
 	srcStale     bool
 	dstStale     bool
 	metaInflight int
@@ -359,6 +361,25 @@ type pidDone struct {
 	pid   int64
 	epoch int16
 	err   error
+}
+
+// namesByID indexes metadata by topic ID. Kafka answers fetches and
+// produces by topic ID alone from the versions that carry IDs, so every
+// response needs it; it changes only with metadata.
+func namesByID(meta map[string]topicMeta) map[[16]byte]string {
+	names := make(map[[16]byte]string, len(meta))
+	for name, tm := range meta {
+		names[tm.id] = name
+	}
+	return names
+}
+
+// topicName is a response topic's name: as given, or found by its ID.
+func topicName(names map[[16]byte]string, name string, id [16]byte) string {
+	if name == "" {
+		return names[id]
+	}
+	return name
 }
 
 // leader returns the leader of a partition, or -1.
@@ -586,14 +607,15 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 			f.dstStale = f.dstStale || !ev.source
 			return
 		}
-		target := f.dstMeta
+		target, names := f.dstMeta, &f.dstNames
 		if ev.source {
-			target = f.srcMeta
+			target, names = f.srcMeta, &f.srcNames
 			f.checkIncarnations(ev.meta)
 		}
 		for name, tm := range ev.meta {
 			target[name] = tm
 		}
+		*names = namesByID(target)
 	case pidDone:
 		f.pidInflight = false
 		if ev.err != nil {
@@ -645,15 +667,8 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 		}
 		return
 	}
-	names := map[[16]byte]string{}
-	for name, tm := range f.srcMeta {
-		names[tm.id] = name
-	}
 	for _, t := range ev.resp.Topics {
-		name := t.Topic
-		if name == "" {
-			name = names[t.TopicID]
-		}
+		name := topicName(f.srcNames, t.Topic, t.TopicID)
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
 			key := tp{name, rp.Partition}

@@ -253,15 +253,8 @@ func (f *forwarder) handleProduce(ev produceDone) {
 	}
 	answered := map[tp]bool{}
 	if ev.err == nil {
-		names := map[[16]byte]string{}
-		for name, tm := range f.dstMeta {
-			names[tm.id] = name
-		}
 		for _, t := range ev.resp.Topics {
-			remote := t.Topic
-			if remote == "" {
-				remote = names[t.TopicID]
-			}
+			remote := topicName(f.dstNames, t.Topic, t.TopicID)
 			for _, rp := range t.Partitions {
 				key := tp{remote, rp.Partition}
 				ref, ok := ev.batches[key]

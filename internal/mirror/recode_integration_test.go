@@ -27,12 +27,8 @@ import (
 func TestRecompressEveryCodecPair(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
 	prefix := kafkatest.Name(t, "recode")
-	codecs := map[string]kgo.CompressionCodec{
-		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
-		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
-	}
 	var topics []string
-	for name, codec := range codecs {
+	for name, codec := range codecsByName {
 		for _, txn := range []bool{false, true} {
 			topic := fmt.Sprintf("%s-%s-txn%v", prefix, name, txn)
 			a.CreateTopic(t, topic, 2, nil)
