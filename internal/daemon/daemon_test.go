@@ -49,7 +49,20 @@ refresh.topics.interval.seconds = 1
 // runDaemon runs a daemon until the returned stop function is called.
 func runDaemon(t *testing.T, cfg *config.Config) (*Daemon, func() error) {
 	t.Helper()
-	d := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 10 * time.Second})
+	return runDaemonWith(t, cfg, Options{})
+}
+
+// runDaemonWith is runDaemon with opts (a discarding logger and a 10 s
+// shutdown timeout unless they are set).
+func runDaemonWith(t *testing.T, cfg *config.Config, opts Options) (*Daemon, func() error) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = 10 * time.Second
+	}
+	d := New(cfg, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()

@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/kafkatest"
-	"strait/internal/mirror"
 )
 
 // TestPipelinedBatchesSurviveProduceErrors: the fast path keeps several
@@ -27,7 +26,6 @@ import (
 // twice, nothing reordered.
 func TestPipelinedBatchesSurviveProduceErrors(t *testing.T) {
 	const partitions, perPartition = 4, 3000
-	defer mirror.PipelineForTest(5)()
 	a, _ := kafkatest.NewFakePair(t, kfake.SeedTopics(partitions, "orders"))
 	b, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "A.orders"))
 	if err != nil {
@@ -102,7 +100,7 @@ func TestPipelinedBatchesSurviveProduceErrors(t *testing.T) {
 	})
 
 	cfg := fakeConfig(t, a, b, "topics = orders\nemit.heartbeats.enabled = false")
-	_, stop := runDaemon(t, cfg)
+	_, stop := runDaemonWith(t, cfg, Options{PipelinedBatches: 5})
 	adm := kadm.NewClient(client(t, b))
 	moves := 0
 	kafkatest.Eventually(t, time.Minute, func() error {

@@ -72,6 +72,7 @@ type forwardConfig struct {
 	PartitionFetchSize int32 // max.partition.fetch.bytes
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
+	Pipelined          int   // batches in flight per partition (produce.go), 1 when 0
 }
 
 // fastPart is the forwarder's state of one partition.

@@ -37,15 +37,15 @@ import (
 // Without idempotence a retry cannot be told from a new batch, so a
 // partition then keeps one batch in flight.
 //
-// Pipelining is off for now (pipelinedBatches = 1): in the benchmark
+// Pipelining is off for now (forwardConfig.Pipelined 0 means 1): in the benchmark
 // matrix (100 B records, 64 partitions, no fault) a partition's head batch
 // was answered OUT_OF_ORDER_SEQUENCE_NUMBER twice, the producer id was
 // renewed, and batches already written were written again under the new
 // id: 877 duplicates. The cause is not found yet. With one batch in flight
 // the order cannot break; partitions still share each target broker's
 // produce connections (lanes.go), which is where the broker's parallelism
-// is. The mechanism stays, tested with 5 (TestPipelinedBatchesSurviveProduceErrors).
-var pipelinedBatches = 1
+// is. The mechanism stays, tested with 5 (TestPipelinedBatchesSurviveProduceErrors,
+// through daemon.Options.PipelinedBatches).
 
 const (
 	maxPartitionInflight = 5 // Kafka's limit for idempotent producers
@@ -89,7 +89,7 @@ func (f *forwarder) sendLimit() int {
 	if !f.cfg.Idempotent || !f.lanes.ordered {
 		return 1
 	}
-	return min(pipelinedBatches, maxPartitionInflight)
+	return min(max(f.cfg.Pipelined, 1), maxPartitionInflight)
 }
 
 // canSend reports whether fp may send its next queued batch to leader now.
@@ -386,13 +386,4 @@ func (f *forwarder) retry(fp *fastPart, now time.Time) {
 		fp.stuck = true // until a batch is acknowledged again
 		f.detach(fp, 0)
 	}
-}
-
-// PipelineForTest sets how many batches a fast-path partition keeps in
-// flight (at most 5) until the returned restore is called; tests of the
-// pipelining mechanism use it while it is off by default.
-func PipelineForTest(n int) (restore func()) {
-	old := pipelinedBatches
-	pipelinedBatches = n
-	return func() { pipelinedBatches = old }
 }
