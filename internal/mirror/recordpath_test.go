@@ -21,11 +21,12 @@ import (
 // target holds every produce request until release is called, so nothing
 // handed to the producer is acknowledged before then.
 type recordPathFixture struct {
-	m       *Mirror
-	src     *kgo.Client // source producer, to write the backlog
-	dst     *kgo.Client
-	parts   []*partition
-	release func()
+	m        *Mirror
+	consumer *kgo.Client
+	src      *kgo.Client // source producer, to write the backlog
+	dst      *kgo.Client
+	parts    []*partition
+	release  func()
 }
 
 func newRecordPathFixture(t *testing.T, bufferMemory int64, dstOpts ...kgo.Opt) *recordPathFixture {
@@ -54,22 +55,29 @@ func newRecordPathFixture(t *testing.T, bufferMemory int64, dstOpts ...kgo.Opt) 
 		ts.parts = append(ts.parts, p)
 	}
 	m.topics["t"] = ts
-	consumer.AddConsumePartitions(map[string]map[int32]kgo.Offset{"t": {0: kgo.NewOffset().At(0), 1: kgo.NewOffset().At(0)}})
 
+	src := newClient(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	return &recordPathFixture{m: m, consumer: consumer, src: src, dst: dst, parts: ts.parts, release: release}
+}
+
+// start consumes both partitions from offset 0 and runs the poll loop
+// until the test ends. A backlog written before is whole in the first
+// fetch; one written after may come in several, as the producer's batches
+// land.
+func (x *recordPathFixture) start(t *testing.T) {
+	x.consumer.AddConsumePartitions(map[string]map[int32]kgo.Offset{"t": {0: kgo.NewOffset().At(0), 1: kgo.NewOffset().At(0)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.poll(ctx)
+		x.m.poll(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
-		release()
-		dst.Close() // unblocks a Produce blocked on franz-go's buffer
+		x.release()
+		x.dst.Close() // unblocks a Produce blocked on franz-go's buffer
 		<-done
 	})
-	src := newClient(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	return &recordPathFixture{m: m, src: src, dst: dst, parts: ts.parts, release: release}
 }
 
 // write appends n records of size bytes to source partition num.
@@ -124,7 +132,12 @@ func TestRecordPathPollLoopNeverBlocksNorOvershoots(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newRecordPathFixture(t, tc.bufferMemory, tc.dstOpts...)
+			// Written before the poll loop starts, so that its first fetch
+			// holds all of it, far more than the share. (Written after, the
+			// first fetch could hold only the producer's first batch, and
+			// the partition, paused after it, would see no more.)
 			x.write(t, 0, records, size)
+			x.start(t)
 			x.fetched(t, 0, records)
 			// A fetch of the other partition is handled while the first
 			// waits for room: the poll loop is not stuck in Produce.
