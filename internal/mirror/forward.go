@@ -411,7 +411,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	type brokerParts struct{ busy, idle []tp }
 	bySource := map[int32]*brokerParts{}
 	for key, fp := range f.parts {
-		if f.fetchRoom(fp, now) <= 0 || f.shareLeft(f.targetLeader(fp)) <= 0 {
+		if !f.mayFetch(fp, now) {
 			continue
 		}
 		src, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -506,11 +506,10 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 	var last string
 	for _, key := range keys {
 		fp := f.parts[key]
-		dst := f.targetLeader(fp)
-		room := f.fetchRoom(fp, now)
-		if room <= 0 || f.shareLeft(dst) <= 0 {
+		if !f.mayFetch(fp, now) {
 			continue
 		}
+		dst, room := f.targetLeader(fp), f.fetchRoom(fp, now)
 		rooms[dst] += int64(room)
 		if len(req.Topics) == 0 || key.topic != last {
 			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -542,6 +541,23 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 		rooms[dst] = min(n, maxBytes, f.shareLeft(dst))
 	}
 	return req, parts, at, rooms
+}
+
+// mayFetch reports whether a partition may be in a fetch now: it has room,
+// its target leader is known, and that broker's share has some left. A
+// partition whose target leader is unknown (metadata not loaded yet, or
+// leaderless) has nowhere to write, and fetching for it anyway would let
+// it take buffer.memory that the partitions of healthy brokers need.
+func (f *forwarder) mayFetch(fp *fastPart, now time.Time) bool {
+	if f.fetchRoom(fp, now) <= 0 {
+		return false
+	}
+	dst := f.targetLeader(fp)
+	if dst < 0 {
+		f.dstStale = true
+		return false
+	}
+	return f.shareLeft(dst) > 0
 }
 
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:

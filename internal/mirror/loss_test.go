@@ -378,7 +378,7 @@ func TestInitProducerIDBacksOff(t *testing.T) {
 
 func wantsFetch(f *forwarder, fp *fastPart) bool {
 	f.share, f.used = f.shares()
-	return f.fetchRoom(fp, time.Now()) > 0 && f.shareLeft(f.targetLeader(fp)) > 0
+	return f.mayFetch(fp, time.Now())
 }
 
 // batchSizeAlone matches the size of the batch a producer writes for one
@@ -514,5 +514,41 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 	}
 	if req.MaxBytes != 1000 || rooms[1] != 1000 {
 		t.Errorf("the fetch asks for %d bytes and reserves %d, want the share, 1000", req.MaxBytes, rooms[1])
+	}
+}
+
+// Path 9, before the target's metadata is known: a partition without a
+// known target leader has nowhere to write, so it fetches nothing. (It
+// used to fetch against a share of the whole buffer.memory, and when its
+// leader turned out to be a dead broker that broker's partitions held the
+// whole buffer and the healthy broker's partitions never fetched.)
+func TestFetchWaitsForTargetLeader(t *testing.T) {
+	m := testMirror()
+	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, forwardDeps{Totals: &m.totals, Log: m.log})
+	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1}}
+	keys := []tp{{"t", 0}, {"t", 1}}
+	for _, key := range keys {
+		p := testPartition()
+		p.num = key.partition
+		f.parts[key] = &fastPart{p: p}
+	}
+	for _, dst := range []map[string]topicMeta{
+		{},                                  // not loaded yet
+		{"A.t": {leaders: []int32{-1, -1}}}, // leaderless
+	} {
+		f.dstMeta = dst
+		f.share, f.used = f.shares()
+		if _, parts, _, _ := f.fetchRequest(keys, time.Now()); len(parts) != 0 {
+			t.Fatalf("target metadata %v: %d partitions fetch with no known target leader", dst, len(parts))
+		}
+		if !f.dstStale {
+			t.Errorf("target metadata %v: no refresh asked for", dst)
+		}
+		f.dstStale = false
+	}
+	f.dstMeta = map[string]topicMeta{"A.t": {leaders: []int32{1, 2}}}
+	f.share, f.used = f.shares()
+	if _, parts, _, _ := f.fetchRequest(keys, time.Now()); len(parts) != 2 {
+		t.Fatalf("%d of 2 partitions fetch once their target leaders are known", len(parts))
 	}
 }
