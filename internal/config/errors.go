@@ -44,6 +44,16 @@ func (e Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Problem is a client setting that cannot be honoured, found when the
+// settings are mapped to a client: the key at fault and what to do.
+type Problem struct {
+	Origin  Origin
+	Message string
+}
+
+// Error formats the problem as `key "B.producer.linger.ms" (line 3): message`.
+func (p Problem) Error() string { return p.Origin.String() + ": " + p.Message }
+
 // report collects errors and warnings while a file is loaded. Problems found
 // once per flow for a key shared by several flows are reported once.
 type report struct {

@@ -76,15 +76,8 @@ func Map(role Role, c config.Client) (Mapped, error) {
 	return m, errors.Join(errs...)
 }
 
-// Problem is a client setting that cannot be honoured: the key at fault
-// and what to do about it.
-type Problem struct {
-	Origin  config.Origin
-	Message string
-}
-
-// Error formats the problem as `key "B.producer.linger.ms" (line 3): message`.
-func (p Problem) Error() string { return p.Origin.String() + ": " + p.Message }
+// Problem is a client setting that cannot be honoured (config.Problem).
+type Problem = config.Problem
 
 // mapClient is Map with each problem kept apart.
 func mapClient(role Role, c config.Client) (Mapped, []Problem) {
