@@ -444,6 +444,9 @@ func Ping(ctx context.Context, cl *kgo.Client, alias string, bootstrap string, t
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := cl.Ping(ctx); err != nil {
+		if x := Explain(alias, err); x != err {
+			return x // a TLS or SASL failure: the brokers are reachable
+		}
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			err = fmt.Errorf("no broker answered within %s", timeout)
 		}
