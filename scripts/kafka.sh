@@ -21,6 +21,10 @@ readonly PORT_MIN=20000
 readonly PORT_MAX=45000
 readonly BIND_RETRIES=3
 readonly INSTALL_HINT="Debian/Ubuntu: apt-get install openjdk-17-jre-headless maven"
+# The client listeners start --security adds to every broker, besides PLAINTEXT.
+readonly SECURE_LISTENERS=(SSL SASL_SSL SASL_PLAINTEXT OAUTH EXPIRED)
+# The JVM system property that Kafka 4.x requires to list every OAuth URL (the JWKS file).
+readonly OAUTH_ALLOWED_URLS=org.apache.kafka.sasl.oauthbearer.allowed.urls
 
 usage() {
 	cat <<EOF
@@ -32,7 +36,7 @@ Commands:
   log4j-config                  fetch if needed, print the path of the log config for \$KAFKA_VERSION
                                 (a JVM using it must also get -Dstrait.log.file=FILE)
   start [-n N] [-d DIR] [--heap SIZE] [--owner PID] [--brokers SPEC]
-        [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...]
+        [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...] [--security SDIR]
                                 start N (default 2) KRaft clusters named a, b, ... in DIR/<name>
                                 (default: a new temporary dir); prints one line
                                 '<name> <bootstrap> <dir>' per cluster, then DIR. With --owner,
@@ -48,12 +52,40 @@ Commands:
                                 Brokers of a cluster with several brokers or an external
                                 listener also get a line 'node <name>:<id> <address>
                                 <external listener|-> <advertised external|-> <dir>'.
+                                --security: every broker also gets the client listeners
+                                below, each on its own 127.0.0.1 port, and the output a line
+                                'listener <name> <LISTENER> <bootstrap>' per cluster and
+                                listener. PLAINTEXT stays the inter-broker listener.
+                                  SSL             TLS, client certificate required
+                                  SASL_SSL        TLS + SCRAM-SHA-256 and SCRAM-SHA-512
+                                  SASL_PLAINTEXT  PLAIN
+                                  OAUTH           SASL_PLAINTEXT + OAUTHBEARER: RS256 JWTs
+                                                  checked against SDIR/jwks.json; a session
+                                                  ends when its token expires
+                                  EXPIRED         TLS with an expired broker certificate
+                                SDIR (made by the caller; the brokers read it while they run):
+                                  broker.pem          PEM keystore: unencrypted PKCS#8 key,
+                                                      then the chain (SAN IP 127.0.0.1, DNS
+                                                      localhost); SSL, SASL_SSL
+                                  broker-expired.pem  the same, expired; EXPIRED
+                                  ca.pem              CA(s) trusted for client certificates
+                                  jwks.json           JWKS of the keys that sign OAuth JWTs
+                                  oauth.env           ISSUER=... and AUDIENCE=... that JWTs
+                                                      must carry (iss, aud)
+                                  users.env           lines scram:NAME=PASSWORD (a user of
+                                                      both SCRAM mechanisms, made at format
+                                                      time) and plain:NAME=PASSWORD; NAME
+                                                      [A-Za-z][A-Za-z0-9_-]*, PASSWORD
+                                                      [A-Za-z0-9._-]+
+                                The brokers' JVMs run with the system property
+                                $OAUTH_ALLOWED_URLS=file://SDIR/jwks.json.
   stop [-d DIR] [--keep]        stop every cluster of DIR and remove DIR unless --keep
   stop-broker [-d DIR] NAME [--node ID] [--kill]
                                 stop a cluster's brokers, or only broker ID (SIGTERM, or
                                 SIGKILL with --kill); data is kept
   start-broker [-d DIR] NAME [--node ID]
-                                start stopped brokers again, same ports and data
+                                start stopped brokers again, same ports (every listener's)
+                                and data
   restart-broker [-d DIR] NAME [--node ID] [--kill]
                                 stop-broker then start-broker
   mm2 [-d DIR] [-c FILE] [--heap SIZE] [--log FILE] [-- ARGS...]
@@ -282,6 +314,7 @@ load_testbed() {
 		case $key in
 		KAFKA_VERSION) KAFKA_VERSION=$value ;;
 		KAFKA_HEAP) KAFKA_HEAP=$value ;;
+		SECURITY_DIR) SECURITY_DIR=$value ;;
 		esac
 	done <"$dir/testbed.env"
 }
@@ -313,28 +346,39 @@ cluster_dir() {
 	if [[ -f $1/node.env ]]; then dirname "$1"; else echo "$1"; fi
 }
 
-# load_cluster sets BROKERS, NODE_DIRS (the brokers' dirs) and BOOTSTRAP (every broker's
-# address, comma-separated) for cdir.
+# LISTENER_PORTS maps a --security listener name to its port on the broker load_node
+# loaded; LISTENER_BOOTSTRAPS maps it to every broker's address of the cluster load_cluster
+# loaded, comma-separated. Both are empty without --security.
+declare -A LISTENER_PORTS=() LISTENER_BOOTSTRAPS=()
+
+# load_cluster sets BROKERS, NODE_DIRS (the brokers' dirs), BOOTSTRAP (every broker's
+# address, comma-separated) and LISTENER_BOOTSTRAPS for cdir.
 load_cluster() {
-	local cdir=$1 bdir
+	local cdir=$1 bdir name
 	[[ -f $cdir/cluster.env ]] || die "no cluster at $cdir (missing cluster.env): the names are a, b, c, ... as 'start' printed them"
 	mapfile -t NODE_DIRS < <(node_dirs "$cdir")
 	BROKERS=${#NODE_DIRS[@]}
 	BOOTSTRAP=""
+	LISTENER_BOOTSTRAPS=()
 	for bdir in "${NODE_DIRS[@]}"; do
 		load_node "$bdir"
 		BOOTSTRAP+="${BOOTSTRAP:+,}127.0.0.1:$PORT"
+		for name in "${!LISTENER_PORTS[@]}"; do
+			LISTENER_BOOTSTRAPS[$name]+="${LISTENER_BOOTSTRAPS[$name]:+,}127.0.0.1:${LISTENER_PORTS[$name]}"
+		done
 	done
 }
 
-# load_node sets NODE_ID, PORT, CONTROLLER_PORT and, for a broker with an external
-# listener, EXTERNAL_PORT (where it listens) and ADVERTISED_PORT (what it advertises).
+# load_node sets NODE_ID, PORT, CONTROLLER_PORT, LISTENER_PORTS and, for a broker with an
+# external listener, EXTERNAL_PORT (where it listens) and ADVERTISED_PORT (what it
+# advertises).
 load_node() {
 	local bdir=$1 f key value
 	f=$bdir/node.env
 	[[ -f $f ]] || f=$bdir/cluster.env
 	[[ -f $f ]] || die "no broker at $bdir (missing node.env)"
 	NODE_ID=1 PORT="" CONTROLLER_PORT="" EXTERNAL_PORT="" ADVERTISED_PORT=""
+	LISTENER_PORTS=()
 	while IFS='=' read -r key value; do
 		case $key in
 		NODE_ID) NODE_ID=$value ;;
@@ -342,9 +386,20 @@ load_node() {
 		CONTROLLER_PORT) CONTROLLER_PORT=$value ;;
 		EXTERNAL_PORT) EXTERNAL_PORT=$value ;;
 		ADVERTISED_PORT) ADVERTISED_PORT=$value ;;
+		LISTENER_*) LISTENER_PORTS[${key#LISTENER_}]=$value ;;
 		esac
 	done <"$f"
 	[[ -n $PORT && -n $CONTROLLER_PORT ]] || die "$f lacks PORT or CONTROLLER_PORT"
+}
+
+# listener_ports prints the --security listener ports of the broker load_node loaded,
+# space-separated, in SECURE_LISTENERS order.
+listener_ports() {
+	local name out=""
+	for name in "${SECURE_LISTENERS[@]}"; do
+		[[ -n ${LISTENER_PORTS[$name]:-} ]] && out+="${out:+ }${LISTENER_PORTS[$name]}"
+	done
+	echo "$out"
 }
 
 # broker_label names a broker in messages: "cluster a", or "cluster c broker 2".
@@ -414,11 +469,12 @@ pick_port() {
 declare -A EXTERNAL_ADV=()
 EXTRA_PROPS=()
 
-# pick_ports picks new free ports for the $2 brokers of cdir (listener, controller and, for a
-# broker with an advertised external port, its external listener) and writes their configs.
+# pick_ports picks new free ports for the $2 brokers of cdir (listener, controller, with
+# --security one per SECURE_LISTENERS and, for a broker with an advertised external port,
+# its external listener) and writes their configs.
 pick_ports() {
-	local cdir=$1 n=$2 name=${1##*/} i voters="" bdir
-	local -a ports=() cports=() eports=()
+	local cdir=$1 n=$2 name=${1##*/} i voters="" bdir l
+	local -a ports=() cports=() eports=() sports=()
 	for ((i = 1; i <= n; i++)); do
 		pick_port
 		ports[i]=$PICKED
@@ -429,27 +485,34 @@ pick_ports() {
 			pick_port
 			eports[i]=$PICKED
 		fi
+		sports[i]=""
+		if [[ -n $SECURITY_DIR ]]; then
+			for l in "${SECURE_LISTENERS[@]}"; do
+				pick_port
+				sports[i]+="${sports[i]:+ }$l=$PICKED"
+			done
+		fi
 		voters+="${voters:+,}$i@127.0.0.1:${cports[i]}"
 	done
 	mkdir -p "$cdir"
 	if ((n == 1)); then
-		write_server_properties "$cdir" 1 1 "$voters" "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}"
-		write_node_env "$cdir/cluster.env" 1 "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}"
+		write_server_properties "$cdir" 1 1 "$voters" "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}" "${sports[1]}"
+		write_node_env "$cdir/cluster.env" 1 "${ports[1]}" "${cports[1]}" "${eports[1]}" "${EXTERNAL_ADV[$name:1]:-}" "${sports[1]}"
 		return 0
 	fi
 	echo "BROKERS=$n" >"$cdir/cluster.env"
 	for ((i = 1; i <= n; i++)); do
 		bdir=$cdir/$i
 		mkdir -p "$bdir"
-		write_server_properties "$bdir" "$n" "$i" "$voters" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}"
-		write_node_env "$bdir/node.env" "$i" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}"
+		write_server_properties "$bdir" "$n" "$i" "$voters" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}" "${sports[i]}"
+		write_node_env "$bdir/node.env" "$i" "${ports[i]}" "${cports[i]}" "${eports[i]}" "${EXTERNAL_ADV[$name:$i]:-}" "${sports[i]}"
 	done
 }
 
-# write_node_env FILE ID PORT CONTROLLER_PORT [EXTERNAL_PORT ADVERTISED_PORT] writes the
-# ports of one broker.
+# write_node_env FILE ID PORT CONTROLLER_PORT [EXTERNAL_PORT ADVERTISED_PORT [SECURE]]
+# writes the ports of one broker; SECURE is "NAME=PORT ..." for the --security listeners.
 write_node_env() {
-	local f=$1
+	local f=$1 l
 	{
 		# A one-broker cluster keeps the layout it always had: no NODE_ID line.
 		[[ $f == */node.env ]] && echo "NODE_ID=$2"
@@ -459,6 +522,9 @@ write_node_env() {
 			echo "EXTERNAL_PORT=$5"
 			echo "ADVERTISED_PORT=$6"
 		fi
+		for l in ${7:-}; do
+			echo "LISTENER_$l"
+		done
 	} >"$f"
 }
 
@@ -496,20 +562,27 @@ java_heap_opts() {
 }
 
 # write_server_properties BDIR BROKERS ID VOTERS PORT CONTROLLER_PORT [EXTERNAL_PORT
-# ADVERTISED_PORT] writes the config of one combined broker+controller. Clients of the
-# PLAINTEXT listener see PLAINTEXT addresses; with an external listener, clients of it see
-# the advertised port (a proxy's), while brokers and controllers keep to their own listeners.
+# ADVERTISED_PORT [SECURE]] writes the config of one combined broker+controller. Clients of
+# the PLAINTEXT listener see PLAINTEXT addresses; with an external listener, clients of it
+# see the advertised port (a proxy's), while brokers and controllers keep to their own
+# listeners. SECURE ("NAME=PORT ...") adds the --security listeners, each advertised as
+# itself.
 write_server_properties() {
-	local bdir=$1 n=$2 id=$3 voters=$4 port=$5 cport=$6 eport=${7:-} adv=${8:-}
+	local bdir=$1 n=$2 id=$3 voters=$4 port=$5 cport=$6 eport=${7:-} adv=${8:-} secure=${9:-}
 	local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
 	local advertised="PLAINTEXT://127.0.0.1:$port"
 	local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-	local rf=1 isr=1 what="one combined broker+controller" line
+	local rf=1 isr=1 what="one combined broker+controller" line l
 	if [[ -n $eport ]]; then
 		listeners+=",EXTERNAL://127.0.0.1:$eport"
 		advertised+=",EXTERNAL://127.0.0.1:$adv"
 		protocols+=",EXTERNAL:PLAINTEXT"
 	fi
+	for l in $secure; do
+		listeners+=",${l%%=*}://127.0.0.1:${l#*=}"
+		advertised+=",${l%%=*}://127.0.0.1:${l#*=}"
+	done
+	[[ -z $secure ]] || protocols+=",SSL:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,OAUTH:SASL_PLAINTEXT,EXPIRED:SSL"
 	if ((n > 1)); then
 		rf=$((n < 3 ? n : 3))
 		isr=$((rf - 1))
@@ -544,6 +617,7 @@ broker.heartbeat.interval.ms=500
 auto.create.topics.enable=false
 log.retention.check.interval.ms=1000
 EOF
+	[[ -z $secure ]] || write_security_properties >>"$bdir/server.properties"
 	if [[ ${#EXTRA_PROPS[@]} -gt 0 ]]; then
 		{
 			echo "# Set with --set."
@@ -552,6 +626,92 @@ EOF
 			done
 		} >>"$bdir/server.properties"
 	fi
+}
+
+# write_security_properties prints the settings of the --security listeners (see usage).
+# Every listener-prefixed key applies to that listener only; a mechanism-prefixed key
+# (listener.name.L.MECH.KEY) to that SASL mechanism of it.
+write_security_properties() {
+	local sdir=$SECURITY_DIR u plain_users=""
+	for u in "${PLAIN_USERS[@]+"${PLAIN_USERS[@]}"}"; do
+		plain_users+=" user_${u%%=*}=\"${u#*=}\""
+	done
+	cat <<EOF
+# --security: client listeners with TLS, SCRAM, PLAIN and OAUTHBEARER, from $sdir.
+ssl.keystore.type=PEM
+ssl.keystore.location=$sdir/broker.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$sdir/ca.pem
+listener.name.ssl.ssl.client.auth=required
+listener.name.expired.ssl.keystore.type=PEM
+listener.name.expired.ssl.keystore.location=$sdir/broker-expired.pem
+listener.name.expired.ssl.client.auth=none
+listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$plain_users;
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+# In Kafka 4.1 that handler makes the default validator (DefaultJwtValidator) without a JWKS
+# key resolver, so it delegates to ClientJwtValidator: no signature, audience or issuer
+# check, and forged tokens pass. BrokerJwtValidator makes its resolver from the URL below.
+listener.name.oauth.sasl.oauthbearer.jwt.validator.class=org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator
+# Kafka 4.x also needs this URL in the JVM property $OAUTH_ALLOWED_URLS (launch_broker).
+listener.name.oauth.sasl.oauthbearer.jwks.endpoint.url=$(jwks_url)
+listener.name.oauth.sasl.oauthbearer.expected.issuer=$OAUTH_ISSUER
+listener.name.oauth.sasl.oauthbearer.expected.audience=$OAUTH_AUDIENCE
+# A session lasts as long as its token (at most an hour): clients must re-authenticate with a
+# fresh token before it expires, or the broker closes the connection.
+listener.name.oauth.oauthbearer.connections.max.reauth.ms=3600000
+EOF
+}
+
+jwks_url() {
+	echo "file://$SECURITY_DIR/jwks.json"
+}
+
+# SECURITY_DIR is the --security dir of the test bed (empty without); SCRAM_USERS,
+# PLAIN_USERS (NAME=PASSWORD each), OAUTH_ISSUER and OAUTH_AUDIENCE are what load_security
+# read from it.
+SECURITY_DIR=""
+SCRAM_USERS=()
+PLAIN_USERS=()
+OAUTH_ISSUER=""
+OAUTH_AUDIENCE=""
+
+# load_security checks the --security dir $1 and reads its users and OAuth claims.
+load_security() {
+	local sdir=$1 f key value kind name
+	[[ -d $sdir ]] || usage_error "--security $sdir is not a directory"
+	sdir=$(cd "$sdir" && pwd)
+	# The path goes into server.properties and into a comma-separated JVM property.
+	[[ $sdir =~ ^[A-Za-z0-9._/+-]+$ ]] || usage_error "--security $sdir: the path may hold only letters, digits and ._/+-"
+	for f in broker.pem broker-expired.pem ca.pem jwks.json oauth.env users.env; do
+		[[ -s $sdir/$f ]] || usage_error "--security $sdir lacks $f (see '$PROG help')"
+	done
+	SCRAM_USERS=() PLAIN_USERS=() OAUTH_ISSUER="" OAUTH_AUDIENCE=""
+	while IFS='=' read -r key value; do
+		[[ -z $key || $key == \#* ]] && continue
+		kind=${key%%:*} name=${key#*:}
+		[[ $key == *:* && $name =~ ^[A-Za-z][A-Za-z0-9_-]*$ && $value =~ ^[A-Za-z0-9._-]+$ ]] ||
+			usage_error "$sdir/users.env: line '$key=...' must be scram:NAME=PASSWORD or plain:NAME=PASSWORD (NAME [A-Za-z][A-Za-z0-9_-]*, PASSWORD [A-Za-z0-9._-]+)"
+		case $kind in
+		scram) SCRAM_USERS+=("$name=$value") ;;
+		plain) PLAIN_USERS+=("$name=$value") ;;
+		*) usage_error "$sdir/users.env: unknown kind '$kind' (scram or plain)" ;;
+		esac
+	done <"$sdir/users.env"
+	while IFS='=' read -r key value; do
+		case $key in
+		ISSUER) OAUTH_ISSUER=$value ;;
+		AUDIENCE) OAUTH_AUDIENCE=$value ;;
+		esac
+	done <"$sdir/oauth.env"
+	[[ $OAUTH_ISSUER =~ ^[^[:space:][:cntrl:],]+$ && $OAUTH_AUDIENCE =~ ^[^[:space:][:cntrl:],]+$ ]] ||
+		usage_error "$sdir/oauth.env must set ISSUER=... and AUDIENCE=... (no spaces or commas)"
+	SECURITY_DIR=$sdir
 }
 
 # random_uuid prints a cluster id as `StorageTool random-uuid` would (16 random bytes in
@@ -568,14 +728,21 @@ random_uuid() {
 # format_cluster formats new, empty log dirs for the configs that pick_ports wrote: every
 # broker of the cluster gets the same cluster id.
 format_cluster() {
-	local cdir=$1 uuid bdir
+	local cdir=$1 uuid bdir u m
+	local -a scram=()
 	uuid=$(random_uuid)
 	echo "CLUSTER_ID=$uuid" >>"$cdir/cluster.env"
 	load_cluster "$cdir"
+	# --security: SCRAM credentials go into the bootstrap metadata, so they exist at once.
+	for u in "${SCRAM_USERS[@]+"${SCRAM_USERS[@]}"}"; do
+		for m in SCRAM-SHA-256 SCRAM-SHA-512; do
+			scram+=(--add-scram "$m=[name=${u%%=*},password=${u#*=}]")
+		done
+	done
 	for bdir in "${NODE_DIRS[@]}"; do
 		rm -rf "$bdir/data"
 		java_log_opts "$bdir/format.log"
-		java "${LOG_OPTS[@]}" -cp "$(libs_dir)/*" kafka.tools.StorageTool format -t "$uuid" -c "$bdir/server.properties" >>"$bdir/format.log" 2>&1 ||
+		java "${LOG_OPTS[@]}" -cp "$(libs_dir)/*" kafka.tools.StorageTool format -t "$uuid" -c "$bdir/server.properties" "${scram[@]+"${scram[@]}"}" >>"$bdir/format.log" 2>&1 ||
 			die "$(broker_label "$bdir"): formatting the log dir failed (log: $bdir/format.log)"
 	done
 }
@@ -584,8 +751,10 @@ format_cluster() {
 # process group) and returns once its pid file exists.
 launch_broker() {
 	local cdir=$1 i
+	local -a sec_opts=()
 	java_heap_opts "$KAFKA_HEAP"
 	java_log_opts "$cdir/server.log"
+	[[ -z $SECURITY_DIR ]] || sec_opts=("-D$OAUTH_ALLOWED_URLS=$(jwks_url)")
 	rm -f "$cdir/pid"
 	# Logs are appended across restarts: readiness and errors count only after these offsets.
 	: >>"$cdir/server.log"
@@ -598,7 +767,7 @@ launch_broker() {
 		# shellcheck disable=SC2016 # expanded by the inner bash
 		exec setsid bash -c 'echo $$ >"$0/pid"; exec "$@"' "$cdir" \
 			java "${HEAP_OPTS[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent \
-			-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true "${LOG_OPTS[@]}" \
+			-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true "${LOG_OPTS[@]}" "${sec_opts[@]+"${sec_opts[@]}"}" \
 			-cp "$(libs_dir)/*" kafka.Kafka "$cdir/server.properties" \
 			</dev/null >>"$cdir/stdout.log" 2>&1
 	) &
@@ -719,7 +888,7 @@ all_node_dirs() {
 # port (another process took it after we picked it) has its whole cluster reformatted on new
 # ports and relaunched, up to BIND_RETRIES times. May relaunch only when $1 is "fresh".
 wait_ready() {
-	local fresh=$1 bdir cdir label deadline bind tries pending
+	local fresh=$1 bdir cdir label deadline bind tries pending lports
 	shift
 	declare -A attempts=()
 	deadline=$((SECONDS + KAFKA_START_TIMEOUT))
@@ -752,7 +921,8 @@ wait_ready() {
 				fi
 				show_log "$bdir"
 				if [[ -n $bind ]]; then
-					FAILURE="$label: port $bind is already in use (broker port $PORT, controller port $CONTROLLER_PORT${EXTERNAL_PORT:+, external port $EXTERNAL_PORT}): stop whatever listens on it"
+					lports=$(listener_ports)
+					FAILURE="$label: port $bind is already in use (broker port $PORT, controller port $CONTROLLER_PORT${EXTERNAL_PORT:+, external port $EXTERNAL_PORT}${lports:+, --security ports $lports}): stop whatever listens on it"
 				else
 					FAILURE="$label: the broker exited during startup; see its logs above (in $bdir)"
 				fi
@@ -790,12 +960,15 @@ relaunch_cluster() {
 }
 
 write_testbed_files() {
-	local dir=$1 name upper first="" second="" cdir
+	local dir=$1 name upper first="" second="" cdir l
 	: >"$dir/clusters.env.tmp"
 	for name in $(cluster_names "$dir"); do
 		load_cluster "$dir/$name"
 		upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
 		echo "KAFKA_${upper}_BOOTSTRAP=$BOOTSTRAP" >>"$dir/clusters.env.tmp"
+		for l in "${SECURE_LISTENERS[@]}"; do
+			[[ -z ${LISTENER_BOOTSTRAPS[$l]:-} ]] || echo "KAFKA_${upper}_${l}_BOOTSTRAP=${LISTENER_BOOTSTRAPS[$l]}" >>"$dir/clusters.env.tmp"
+		done
 		if [[ -z $first ]]; then first=$name; elif [[ -z $second ]]; then second=$name; fi
 	done
 	mv -f "$dir/clusters.env.tmp" "$dir/clusters.env"
@@ -882,7 +1055,7 @@ parse_external() {
 }
 
 cmd_start() {
-	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node
+	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node security="" l
 	local -a externals=() bdirs=()
 	while [[ $# -gt 0 ]]; do
 		case $1 in
@@ -892,6 +1065,7 @@ cmd_start() {
 		--owner) [[ $# -ge 2 ]] || usage_error "--owner needs a pid"; owner=$2; shift 2 ;;
 		--brokers) [[ $# -ge 2 ]] || usage_error "--brokers needs a count"; brokers=$2; shift 2 ;;
 		--external) [[ $# -ge 2 ]] || usage_error "--external needs NAME[:ID]=PORT"; externals+=("$2"); shift 2 ;;
+		--security) [[ $# -ge 2 ]] || usage_error "--security needs a directory"; security=$2; shift 2 ;;
 		--set)
 			[[ $# -ge 2 ]] || usage_error "--set needs KEY=VALUE"
 			[[ $2 =~ ^[a-zA-Z0-9._-]+=[^[:cntrl:]]*$ ]] || usage_error "--set '$2' must look like log.cleaner.backoff.ms=1000"
@@ -918,6 +1092,7 @@ cmd_start() {
 		((i < n)) || usage_error "--external $node: there is no cluster ${node%%:*} among the $n cluster(s)"
 		((${node##*:} <= BROKER_COUNTS[i])) || usage_error "--external $node: cluster ${node%%:*} has ${BROKER_COUNTS[i]} broker(s)"
 	done
+	[[ -z $security ]] || load_security "$security"
 	check_version
 	need_tool java
 	cmd_fetch
@@ -930,6 +1105,7 @@ cmd_start() {
 	dir=$(cd "$dir" && pwd)
 	[[ ! -f $dir/testbed.env ]] || die "$dir already holds a test bed: stop it with '$PROG stop -d $dir' or choose another dir"
 	printf 'KAFKA_VERSION=%s\nKAFKA_HEAP=%s\n' "$KAFKA_VERSION" "$KAFKA_HEAP" >"$dir/testbed.env"
+	[[ -z $SECURITY_DIR ]] || echo "SECURITY_DIR=$SECURITY_DIR" >>"$dir/testbed.env"
 	if ((own_dir)); then
 		mkdir -p "$STRAIT_CACHE"
 		echo "$dir" >"$(last_dir_file)"
@@ -994,6 +1170,13 @@ cmd_start() {
 			if ((BROKERS > 1)) || [[ -n $EXTERNAL_PORT ]]; then
 				echo "node ${cdir##*/}:$NODE_ID 127.0.0.1:$PORT ${EXTERNAL_PORT:+127.0.0.1:}${EXTERNAL_PORT:--} ${ADVERTISED_PORT:+127.0.0.1:}${ADVERTISED_PORT:--} $bdir"
 			fi
+		done
+	done
+	# With --security, one line per cluster and listener.
+	for cdir in "${cdirs[@]}"; do
+		load_cluster "$cdir"
+		for l in "${SECURE_LISTENERS[@]}"; do
+			[[ -z ${LISTENER_BOOTSTRAPS[$l]:-} ]] || echo "listener ${cdir##*/} $l ${LISTENER_BOOTSTRAPS[$l]}"
 		done
 	done
 	echo "$dir"
@@ -1098,7 +1281,8 @@ cmd_start_broker() {
 	for bdir in "${BDIRS[@]}"; do
 		label=$(broker_label "$bdir")
 		load_node "$bdir"
-		for port in "$PORT" "$CONTROLLER_PORT" ${EXTERNAL_PORT:+"$EXTERNAL_PORT"}; do
+		# shellcheck disable=SC2046 # listener_ports prints port numbers, one word each
+		for port in "$PORT" "$CONTROLLER_PORT" ${EXTERNAL_PORT:+"$EXTERNAL_PORT"} $(listener_ports); do
 			port_free "$port" || die "$label: port $port is in use, so the broker cannot restart on its old port: stop whatever listens on 127.0.0.1:$port"
 		done
 	done

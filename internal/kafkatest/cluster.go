@@ -26,6 +26,10 @@ type Cluster struct {
 	Dir string
 	// Brokers are the cluster's brokers, by id (1, 2, ...).
 	Brokers []*Broker
+	// Listeners maps each client listener of a secure test bed (Options.Security;
+	// ListenerSSL and the others) to every broker's address on it, comma-separated like
+	// Bootstrap; nil without Options.Security.
+	Listeners map[string]string
 
 	env *Env
 }
@@ -49,6 +53,18 @@ type Broker struct {
 
 // Seeds returns Bootstrap as a list, for kgo.SeedBrokers.
 func (c *Cluster) Seeds() []string { return strings.Split(c.Bootstrap, ",") }
+
+// ListenerSeeds returns the brokers' addresses on listener name (ListenerSSL, ...), for
+// kgo.SeedBrokers, failing the test if the cluster has no such listener.
+func (c *Cluster) ListenerSeeds(t testing.TB, name string) []string {
+	t.Helper()
+	addrs, ok := c.Listeners[name]
+	if !ok {
+		t.Fatalf("cluster %s has no %s listener (its listeners: %v): start the env with Options.Security", c.Name, name, c.Listeners)
+		return nil
+	}
+	return strings.Split(addrs, ",")
+}
 
 // ProxyBootstrap returns the addresses of the brokers' proxies, comma-separated: clients
 // that bootstrap from them learn the proxies' addresses from metadata, so every connection

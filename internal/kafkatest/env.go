@@ -10,7 +10,8 @@
 //	func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 2, &env)) }
 //
 // Tests then share env.Clusters and keep out of each other's way with Name. RunWith starts
-// clusters of several brokers, with a fault proxy in front of every broker (Options).
+// clusters of several brokers, with a fault proxy in front of every broker, or with TLS,
+// SASL and OAuth client listeners (Options; Env.Security, Cluster.Listeners).
 // Both check that the package's tests left no goroutine running.
 package kafkatest
 
@@ -60,6 +61,9 @@ type Env struct {
 	Clusters []*Cluster
 	// Dir holds the clusters' data and logs; empty for external clusters.
 	Dir string
+	// Security holds the certificates, users and OAuth key the brokers' client listeners
+	// check (Cluster.Listeners); nil without Options.Security.
+	Security *Security
 
 	script   string // path of scripts/kafka.sh
 	external bool   // clusters from BootstrapsEnv: never stopped or restarted
@@ -82,6 +86,10 @@ type Options struct {
 	Heap string
 	// BrokerConfig holds settings added to every broker's server.properties.
 	BrokerConfig map[string]string
+	// Security gives every broker the client listeners SSL, SASL_SSL, SASL_PLAINTEXT,
+	// OAUTH and EXPIRED (see ListenerSSL and the others; Cluster.Listeners) besides its
+	// PLAINTEXT one, with what they check in Env.Security.
+	Security bool
 	// NoLeakCheck turns off the check that the tests left no goroutine behind.
 	NoLeakCheck bool
 }
@@ -156,8 +164,8 @@ func setUp(opts Options) (*Env, error) {
 	}
 	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh")}
 	if s := os.Getenv(BootstrapsEnv); s != "" {
-		if opts.Proxies || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
-			return nil, fmt.Errorf("this package needs clusters of its own (several brokers or proxies): unset %s", BootstrapsEnv)
+		if opts.Proxies || opts.Security || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
+			return nil, fmt.Errorf("this package needs clusters of its own (several brokers, proxies or security listeners): unset %s", BootstrapsEnv)
 		}
 		e.external = true
 		e.Clusters, err = parseBootstraps(s, n)
@@ -198,7 +206,22 @@ func (e *Env) start(opts Options) error {
 	}
 	pid := strconv.Itoa(os.Getpid())
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(pid+"\n"), 0o644); err != nil {
+		closeAll(proxies)
 		return fmt.Errorf("writing the owner file of test bed %s: %w", dir, err)
+	}
+	if opts.Security {
+		// The security dir lives in the test bed dir, so stop removes it with the rest.
+		sec, err := NewSecurity()
+		if err == nil {
+			err = sec.WriteDir(filepath.Join(dir, "security"))
+		}
+		if err != nil {
+			closeAll(proxies)
+			_ = os.RemoveAll(dir)
+			return fmt.Errorf("preparing the security listeners: %w", err)
+		}
+		e.Security = sec
+		args = append(args, "--security", sec.Dir)
 	}
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
@@ -387,13 +410,14 @@ func findRoot(dir string) (string, error) {
 }
 
 // parseStartOutput reads the "<name> <bootstrap> <dir>" lines, the "node <name>:<id>
-// <address> <external listener|-> <advertised|-> <dir>" lines and the final DIR line that
-// `kafka.sh start` prints. A cluster without node lines has one broker, id 1.
+// <address> <external listener|-> <advertised|-> <dir>" lines, the "listener <name>
+// <LISTENER> <bootstrap>" lines (start --security) and the final DIR line that `kafka.sh
+// start` prints. A cluster without node lines has one broker, id 1.
 func parseStartOutput(out string, n int) ([]*Cluster, string, error) {
 	var clusters []*Cluster
 	var dir string
 	byName := map[string]*Cluster{}
-	var nodes [][]string
+	var nodes, listeners [][]string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -407,8 +431,10 @@ func parseStartOutput(out string, n int) ([]*Cluster, string, error) {
 			byName[c.Name] = c
 		case len(f) == 6 && f[0] == "node":
 			nodes = append(nodes, f)
+		case len(f) == 4 && f[0] == "listener":
+			listeners = append(listeners, f)
 		default:
-			return nil, "", fmt.Errorf("unexpected line %q in the output of kafka.sh start: want \"<name> <bootstrap> <dir>\", a node line or the test bed dir", sc.Text())
+			return nil, "", fmt.Errorf("unexpected line %q in the output of kafka.sh start: want \"<name> <bootstrap> <dir>\", a node or listener line or the test bed dir", sc.Text())
 		}
 	}
 	if len(clusters) != n || dir == "" {
@@ -427,12 +453,27 @@ func parseStartOutput(out string, n int) ([]*Cluster, string, error) {
 		}
 		c.Brokers = append(c.Brokers, b)
 	}
+	for _, f := range listeners {
+		c := byName[f[1]]
+		if c == nil {
+			return nil, "", fmt.Errorf("listener line %q of kafka.sh start names no cluster it printed", strings.Join(f, " "))
+		}
+		if c.Listeners == nil {
+			c.Listeners = map[string]string{}
+		}
+		c.Listeners[f[2]] = f[3]
+	}
 	for _, c := range clusters {
 		if len(c.Brokers) == 0 {
 			c.Brokers = []*Broker{{ID: 1, Addr: c.Bootstrap, Dir: c.Dir, cluster: c}}
 		}
 		if got, want := len(c.Brokers), len(strings.Split(c.Bootstrap, ",")); got != want {
 			return nil, "", fmt.Errorf("kafka.sh start printed %d node line(s) for cluster %s of %d brokers", got, c.Name, want)
+		}
+		for name, addrs := range c.Listeners {
+			if got, want := len(strings.Split(addrs, ",")), len(c.Brokers); got != want {
+				return nil, "", fmt.Errorf("kafka.sh start printed %d address(es) of listener %s for cluster %s of %d brokers", got, name, c.Name, want)
+			}
 		}
 	}
 	return clusters, dir, nil

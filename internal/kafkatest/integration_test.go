@@ -17,10 +17,10 @@ import (
 
 var env *kafkatest.Env
 
-// The cluster has a proxy in front of its broker, for TestProxyFaults; the other tests use
-// the broker's own listener.
+// The cluster has a proxy in front of its broker, for TestProxyFaults, and the security
+// listeners, for TestSecureListeners; the other tests use the broker's own listener.
 func TestMain(m *testing.M) {
-	os.Exit(kafkatest.RunWith(m, kafkatest.Options{Clusters: 1, Proxies: true, Heap: "384m"}, &env))
+	os.Exit(kafkatest.RunWith(m, kafkatest.Options{Clusters: 1, Proxies: true, Security: true, Heap: "384m"}, &env))
 }
 
 // produceN writes n records to each partition of topic and returns their values by partition.
