@@ -65,8 +65,8 @@ Commands:
                                   EXPIRED         TLS with an expired broker certificate
                                 SDIR (made by the caller; the brokers read it while they run):
                                   broker.pem          PEM keystore: unencrypted PKCS#8 key,
-                                                      then the chain (SAN IP 127.0.0.1, DNS
-                                                      localhost); SSL, SASL_SSL
+                                                      then the chain (SAN IP 127.0.0.1 only);
+                                                      SSL, SASL_SSL
                                   broker-expired.pem  the same, expired; EXPIRED
                                   ca.pem              CA(s) trusted for client certificates
                                   jwks.json           JWKS of the keys that sign OAuth JWTs

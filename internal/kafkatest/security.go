@@ -69,8 +69,8 @@ type Security struct {
 	// CA is the authority the brokers trust for client certificates and that issued
 	// their certificates; clients trust it to verify the brokers.
 	CA *certs.Authority
-	// Broker is the certificate of the SSL and SASL_SSL listeners: SAN IP 127.0.0.1, DNS
-	// localhost.
+	// Broker is the certificate of the SSL and SASL_SSL listeners: SAN IP 127.0.0.1 only,
+	// so that a client of "localhost:<port>" meets a hostname mismatch.
 	Broker *certs.Leaf
 	// ExpiredBroker is the certificate of the EXPIRED listener, issued by CA with the same
 	// names as Broker, valid from 31 days ago until a day ago.
@@ -114,7 +114,7 @@ func NewSecurity() (*Security, error) {
 	if s.OtherCA, err = certs.NewAuthority("Strait untrusted CA"); err != nil {
 		return nil, fmt.Errorf("making the untrusted CA: %w", err)
 	}
-	names := certs.LeafOptions{CommonName: "localhost", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	names := certs.LeafOptions{CommonName: "strait-test-broker", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}
 	if s.Broker, err = s.CA.Issue(names); err != nil {
 		return nil, fmt.Errorf("issuing the broker certificate: %w", err)
 	}
