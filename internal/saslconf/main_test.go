@@ -1,0 +1,14 @@
+package saslconf
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks that no test leaves a goroutine behind: token fetches
+// run on their callers' goroutines, the token endpoint's connections are
+// not kept alive, and a Kerberos keytab client's renewal ends with Close.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
