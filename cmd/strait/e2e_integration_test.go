@@ -21,7 +21,9 @@ import (
 
 var env *kafkatest.Env
 
-func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 2, &env)) }
+func TestMain(m *testing.M) {
+	os.Exit(kafkatest.RunWith(m, kafkatest.Options{Clusters: 2, Security: true}, &env))
+}
 
 // TestReplicatesTopicsEndToEnd is the foundation scenario: 3 topics x 6
 // partitions and 200,000 keyed records with headers are copied with every

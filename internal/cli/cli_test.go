@@ -40,7 +40,8 @@ func writeFile(t *testing.T, body string) string {
 
 func TestCheck(t *testing.T) {
 	good := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:9092\nB.bootstrap.servers = 127.0.0.1:9093\nA->B.enabled = true\nB.producer.batch.size = 16384\n")
-	tls := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:9092\nB.bootstrap.servers = 127.0.0.1:9093\nA->B.enabled = true\nB.producer.ssl.key.password = hunter2\n")
+	evilJAAS := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:9092\nB.bootstrap.servers = 127.0.0.1:9093\nA->B.enabled = true\n"+
+		"B.security.protocol = SASL_SSL\nB.sasl.mechanism = PLAIN\nB.sasl.jaas.config = com.example.EvilLoginModule required username=\"u\" password=\"hunter2\";\n")
 	tests := []struct {
 		name      string
 		args      []string
@@ -51,8 +52,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{name: "resolved flows", args: []string{"check", "-c", good, "--offline"}, code: ExitOK,
 			stdout: []string{"Flow A->B: enabled", "batch.size has no franz-go equivalent"}},
-		{name: "unsupported client setting fails, secret redacted", args: []string{"check", "-c", tls, "--offline"}, code: ExitUsage,
-			stdout: []string{"[redacted]"}, stderr: []string{"TLS and SASL are not supported"}, forbidden: "hunter2"},
+		{name: "unknown JAAS login module fails, secret redacted", args: []string{"check", "-c", evilJAAS, "--offline"}, code: ExitUsage,
+			stdout: []string{"[redacted]"}, stderr: []string{"com.example.EvilLoginModule", `cluster "B"`}, forbidden: "hunter2"},
 		{name: "positional file", args: []string{"check", good, "--offline"}, code: ExitOK, stdout: []string{"Flow A->B"}},
 		{name: "missing file", args: []string{"check", "-c", "/nonexistent.properties", "--offline"}, code: ExitUsage, stderr: []string{"/nonexistent.properties"}},
 		{name: "no file", args: []string{"check"}, code: ExitUsage, stderr: []string{"no config file"}},

@@ -7,6 +7,7 @@
 package kafkaclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +17,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"strait/internal/config"
+	"strait/internal/saslconf"
+	"strait/internal/tlsconf"
 )
 
 // Role is what a client is used for; it decides which Java keys apply.
@@ -62,6 +66,7 @@ type Mapped struct {
 	Opts     []kgo.Opt
 	Settings Settings
 	Warnings []config.Warning
+	sasl     bool // Build adds a SASL mechanism of the client's own
 }
 
 // Map translates the Java client settings of c for role. It fails on values
@@ -96,6 +101,7 @@ func mapClient(role Role, c config.Client) (Mapped, []Problem) {
 			x.admin(p)
 		}
 	}
+	x.security(c)
 	s := &x.m.Settings
 	if role == Producer && s.Acks != "all" {
 		// Kafka's idempotent producer needs acks=all. The config refuses
@@ -134,6 +140,9 @@ type mapper struct {
 	// known: franz-go's idempotent producer manages it itself.
 	inflight     int
 	inflightProp config.ClientProp
+	// security.protocol, upper case ("" when unset: PLAINTEXT).
+	protocol     string
+	protocolProp config.ClientProp
 }
 
 func (x *mapper) add(o ...kgo.Opt) { x.m.Opts = append(x.m.Opts, o...) }
@@ -172,9 +181,7 @@ func (x *mapper) common(p config.ClientProp, v string) bool {
 	case "bootstrap.servers", "client.id":
 		// Applied by New (seed brokers, client id prefix).
 	case "security.protocol":
-		if !strings.EqualFold(v, "PLAINTEXT") {
-			x.bad(p, "security.protocol=%s is not supported by this version of Strait yet (only PLAINTEXT); use a PLAINTEXT listener", v)
-		}
+		x.protocol, x.protocolProp = strings.ToUpper(v), p
 	case "request.timeout.ms":
 		if d, ok := x.ms(p); ok {
 			x.add(kgo.RequestTimeoutOverhead(d))
@@ -204,13 +211,73 @@ func (x *mapper) common(p config.ClientProp, v string) bool {
 		"send.buffer.bytes", "receive.buffer.bytes", "client.dns.lookup", "enable.metrics.push":
 		x.warn(p, "%s has no franz-go equivalent and is ignored", p.Key)
 	default:
-		if strings.HasPrefix(p.Key, "ssl.") || strings.HasPrefix(p.Key, "sasl.") {
-			x.bad(p, "%s: TLS and SASL are not supported by this version of Strait yet (only PLAINTEXT)", p.Key)
-			return true
-		}
-		return false
+		// ssl.* and sasl.* are read by security, once the protocol is known.
+		return strings.HasPrefix(p.Key, "ssl.") || strings.HasPrefix(p.Key, "sasl.")
 	}
 	return true
+}
+
+// security adds TLS and SASL as security.protocol asks (tlsconf and
+// saslconf read the ssl.* and sasl.* keys). Java ignores the keys of a
+// layer the protocol does not use; Strait warns about each, so that a
+// forgotten security.protocol does not go unnoticed.
+func (x *mapper) security(c config.Client) {
+	protocol := cmp.Or(x.protocol, "PLAINTEXT")
+	useTLS := protocol == "SSL" || protocol == "SASL_SSL"
+	useSASL := protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL"
+	for _, p := range c.Props {
+		switch {
+		case strings.HasPrefix(p.Key, "ssl.") && !useTLS:
+			x.warn(p, "%s has no effect with security.protocol=%s: set security.protocol to SSL or SASL_SSL to use TLS", p.Key, protocol)
+		case strings.HasPrefix(p.Key, "sasl.") && !useSASL:
+			x.warn(p, "%s has no effect with security.protocol=%s: set security.protocol to SASL_PLAINTEXT or SASL_SSL to use SASL", p.Key, protocol)
+		}
+	}
+	if useTLS {
+		cfg, warnings, err := tlsconf.Build(c, tlsconf.Options{})
+		x.adopt(warnings, err)
+		if cfg != nil {
+			x.add(kgo.DialTLSConfig(cfg))
+		}
+	}
+	if useSASL {
+		// Checked here, built again for each client by Build: a mechanism
+		// belongs to one client, which closes it (a Kerberos login's
+		// renewal, a token endpoint's connections) when it closes.
+		mech, warnings, err := saslconf.Build(c, saslconf.Options{})
+		x.adopt(warnings, err)
+		if mech != nil {
+			closeMechanism(mech)
+			x.m.sasl = true
+		}
+	}
+}
+
+func closeMechanism(m sasl.Mechanism) {
+	if c, ok := m.(sasl.ClosingMechanism); ok {
+		c.Close()
+	}
+}
+
+// adopt takes the warnings and problems of tlsconf or saslconf: their
+// errors are config.Problem values, joined.
+func (x *mapper) adopt(warnings []config.Warning, err error) {
+	x.m.Warnings = append(x.m.Warnings, warnings...)
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var p config.Problem
+		if errors.As(e, &p) {
+			x.errs = append(x.errs, p)
+			continue
+		}
+		x.errs = append(x.errs, Problem{Origin: x.protocolProp.Origin, Message: e.Error()})
+	}
 }
 
 func (x *mapper) producer(p config.ClientProp, v string) {
@@ -417,9 +484,20 @@ func Build(m Mapped, c config.Client, id Identity, logger *slog.Logger, extra ..
 		kgo.MetadataMinAge(time.Second),
 	}
 	opts = append(opts, m.Opts...)
+	var mech sasl.Mechanism
+	if m.sasl {
+		var err error
+		if mech, _, err = saslconf.Build(c, saslconf.Options{Log: logger}); err != nil {
+			return nil, err // Map checked the same settings: only a file read at start can fail here
+		}
+		opts = append(opts, kgo.SASL(mech))
+	}
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		if mech != nil {
+			closeMechanism(mech)
+		}
 		return nil, fmt.Errorf("creating %s client for cluster %q: %w", id.Role, c.Cluster, err)
 	}
 	return cl, nil
