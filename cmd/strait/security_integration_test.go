@@ -307,3 +307,68 @@ func waitGroupSynced(t *testing.T, c *kafkatest.Cluster, group, remote string, a
 		return nil
 	})
 }
+
+// TestSecurityFailuresNameTheFix: each way a secure connection fails gives
+// one error, in `strait check` and in `strait run`, that names the cluster
+// alias and the setting that fixes it, and shows no secret.
+func TestSecurityFailuresNameTheFix(t *testing.T) {
+	sec := env.Security
+	down := sec.NewTokenEndpoint(t, kafkatest.TokenEndpointOptions{})
+	down.Stop()
+	const wrongPassword = "canary-wrong-9b2e71"
+	with := func(s secureSide, change func(t *testing.T, p map[string]string)) secureSide {
+		return secureSide{name: s.name, listener: s.listener, props: func(t *testing.T, c *kafkatest.Cluster) map[string]string {
+			p := s.props(t, c)
+			change(t, p)
+			return p
+		}}
+	}
+	scramAs := func(user, password string) func(*testing.T, map[string]string) {
+		return func(_ *testing.T, p map[string]string) {
+			p["sasl.jaas.config"] = "org.apache.kafka.common.security.scram.ScramLoginModule required username=" + jaasValue(user) + " password=" + jaasValue(password) + ";"
+		}
+	}
+	tests := []struct {
+		name string
+		side secureSide
+		want string
+	}{
+		{"wrong keystore password", with(mtlsPKCS12, func(_ *testing.T, p map[string]string) { p["ssl.keystore.password"] = wrongPassword }), "password"},
+		{"wrong SCRAM password", with(scram512JKS, scramAs(sec.SCRAM.User, wrongPassword)), "refused Strait's credentials"},
+		{"unknown SCRAM user", with(scram512JKS, scramAs("nobody-"+wrongPassword[7:], sec.SCRAM.Password)), "refused Strait's credentials"},
+		{"expired broker certificate", with(mtlsPKCS12, func(t *testing.T, p map[string]string) {
+			p["bootstrap.servers"] = listener(t, env.Clusters[0], kafkatest.ListenerExpired)
+		}), "has expired"},
+		{"untrusted CA", with(scram512JKS, func(t *testing.T, p map[string]string) {
+			p["ssl.truststore.location"] = sec.Truststore(t, kafkatest.StoreJKS, storePassword, sec.OtherCA)
+		}), "does not trust"},
+		{"hostname mismatch", with(scram512JKS, func(t *testing.T, p map[string]string) {
+			p["bootstrap.servers"] = strings.ReplaceAll(p["bootstrap.servers"], "127.0.0.1", "localhost")
+		}), "does not name the host"},
+		{"no client certificate", with(mtlsPKCS12, func(_ *testing.T, p map[string]string) {
+			for _, k := range []string{"ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type", "ssl.key.password"} {
+				delete(p, k)
+			}
+		}), "refused Strait's client certificate"},
+		{"token endpoint down", oauth(down), "not reachable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			topic := kafkatest.Name(t, "secure-fail")
+			cfg := secureConfig(t, tt.side, plain, topic)
+			canaries := append(tt.side.canaries(), wrongPassword, down.ClientSecret)
+			for _, args := range [][]string{{"check", "-c", cfg, "--timeout", "10s"}, {"run", cfg}} {
+				p := startStrait(t, args...)
+				err := p.wait(t, time.Minute)
+				out := p.out.String()
+				if err == nil {
+					t.Fatalf("strait %s succeeded:\n%s", args[0], out)
+				}
+				if !strings.Contains(out, `cluster "A"`) || !strings.Contains(out, tt.want) {
+					t.Errorf("strait %s does not name the cluster and %q:\n%s", args[0], tt.want, out)
+				}
+				assertNoCanary(t, "strait "+args[0]+" output", out, canaries)
+			}
+		})
+	}
+}

@@ -521,7 +521,18 @@ func seeds(c config.Client) []string {
 func Ping(ctx context.Context, cl *kgo.Client, alias string, bootstrap string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if mechs, _ := cl.OptValue(kgo.SASL).([]sasl.Mechanism); len(mechs) > 0 {
+		if l, ok := mechs[0].(interface{ Login(context.Context) error }); ok {
+			if err := l.Login(ctx); err != nil {
+				return err // names the cluster and what to check
+			}
+		}
+	}
 	if err := cl.Ping(ctx); err != nil {
+		var login *saslconf.LoginError
+		if errors.As(err, &login) {
+			return login // the brokers answered; logging in failed
+		}
 		if x := Explain(alias, err); x != err {
 			return x // a TLS or SASL failure: the brokers are reachable
 		}

@@ -57,7 +57,10 @@ func TestMap(t *testing.T) {
 		{name: "group settings do not apply", role: Consumer, props: []string{"group.id", "g"}, warnWith: "without a consumer group"},
 		{name: "auto commit is ignored", role: Consumer, props: []string{"enable.auto.commit", "true"}, warnWith: "only after the target acknowledged"},
 		{name: "bad reset", role: Consumer, props: []string{"auto.offset.reset", "smallest"}, errWith: "auto.offset.reset must be earliest, latest or none"},
-		{name: "TLS not supported yet", role: Admin, props: []string{"security.protocol", "SSL"}, errWith: "security.protocol=SSL is not supported"},
+		{name: "TLS with the system roots", role: Admin, props: []string{"security.protocol", "SSL"}, opts: 1},
+		{name: "TLS problems come through", role: Admin, props: []string{"security.protocol", "SSL", "ssl.keystore.password", "x"}, errWith: "ssl.keystore.password"},
+		{name: "SASL needs a JAAS config", role: Consumer, props: []string{"security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN"}, errWith: "sasl.jaas.config"},
+		{name: "ssl keys without TLS warn", role: Producer, props: []string{"ssl.truststore.location", "/x.jks"}, warnWith: "has no effect with security.protocol=PLAINTEXT"},
 		{name: "common keys", role: Admin, props: []string{"request.timeout.ms", "30000", "metadata.max.age.ms", "1000", "client.rack", "r1", "default.api.timeout.ms", "60000"}, opts: 4},
 		{name: "java-only common keys warn", role: Admin, props: []string{"interceptor.classes", "x.Y"}, warnWith: "no franz-go equivalent"},
 	}

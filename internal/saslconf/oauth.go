@@ -437,11 +437,16 @@ func (s *tokenSource) fetch(ctx context.Context) (*tokenValue, error) {
 	start := s.now()
 	var waited time.Duration
 	backoff := s.backoff
+	var last error // the last failure that was not the context ending
 	for attempt := 1; ; attempt++ {
 		tok, retry, err := s.post(ctx)
+		if ctx.Err() != nil && last != nil {
+			return nil, fmt.Errorf("%w (%d attempts; gave up: %w)", last, attempt-1, ctx.Err())
+		}
 		if err == nil || !retry {
 			return tok, err
 		}
+		last = err
 		// The clock may be a test's that stands still: the waits count too.
 		elapsed := max(s.now().Sub(start), waited)
 		wait := min(backoff, s.backoffMax-elapsed)
@@ -458,7 +463,8 @@ func (s *tokenSource) fetch(ctx context.Context) (*tokenValue, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			// The last failure says why; the context only when it ended.
+			return nil, fmt.Errorf("%w (%d attempts; gave up: %w)", err, attempt, ctx.Err())
 		case <-t.C:
 		}
 		waited += wait

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -586,5 +587,26 @@ func TestOAuthWaiterOfACancelledFetchFetchesItself(t *testing.T) {
 	}
 	if waitErr != nil || string(waitMsg) != bearer("token-2") {
 		t.Errorf("the waiting caller: %q, %v; want the token of its own fetch", waitMsg, waitErr)
+	}
+}
+
+// Login fetches the token before any broker is asked, and a caller whose
+// deadline ends while the fetch still retries learns why it failed, not
+// only that its time ran out (strait check showed "context deadline
+// exceeded" for a token endpoint that was down).
+func TestOAuthLoginGivesTheLastFailure(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/token"
+	srv.Close()
+	m, _ := build(t, oauthClient(url, "sasl.login.retry.backoff.ms", "20", "sasl.login.retry.backoff.max.ms", "60000"), newWorld().options())
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := m.Login(ctx)
+	var login *LoginError
+	if !errors.As(err, &login) {
+		t.Fatalf("Login = %v, want a *LoginError", err)
+	}
+	if miss := missing(err.Error(), `SASL OAUTHBEARER for cluster "A"`, "is not reachable", "connection refused", "gave up"); len(miss) > 0 {
+		t.Errorf("error %q lacks %q", err, miss)
 	}
 }

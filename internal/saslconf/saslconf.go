@@ -357,10 +357,34 @@ func (m *mechanism) Authenticate(ctx context.Context, host string) (sasl.Session
 		if m.hint != nil {
 			hint = m.hint(err)
 		}
-		return nil, nil, fmt.Errorf("SASL %s for cluster %q (broker %s): %w%s", m.name, m.cluster, host, err, hint)
+		return nil, nil, &LoginError{msg: fmt.Sprintf("SASL %s for cluster %q (broker %s): %v%s", m.name, m.cluster, host, err, hint), err: err}
 	}
 	return s, first, nil
 }
+
+// Login gets what the mechanism needs before it can authenticate to any
+// broker (an OAuth token), so that a token endpoint that is down or refuses
+// Strait is reported as that, not as brokers that do not answer. It is a
+// no-op for the other mechanisms.
+func (m *mechanism) Login(ctx context.Context) error {
+	if m.oauth == nil {
+		return nil
+	}
+	if _, err := m.oauth.token(ctx); err != nil {
+		return &LoginError{msg: fmt.Sprintf("SASL %s for cluster %q: %v", m.name, m.cluster, err), err: err}
+	}
+	return nil
+}
+
+// LoginError is a failure of a mechanism to log in or authenticate. Its
+// message names the cluster and says what to check; the cause is wrapped.
+type LoginError struct {
+	msg string
+	err error
+}
+
+func (e *LoginError) Error() string { return e.msg }
+func (e *LoginError) Unwrap() error { return e.err }
 
 // Close implements sasl.ClosingMechanism; it is idempotent.
 func (m *mechanism) Close() {
