@@ -109,6 +109,24 @@ var (
 			p["security.protocol"] = "SSL"
 			return p
 		}}
+	mtlsInlinePEM = secureSide{name: "SSL with client certificate, inline PEM key and chain", listener: kafkatest.ListenerSSL,
+		props: func(t *testing.T, c *kafkatest.Cluster) map[string]string {
+			sec := env.Security
+			key, err := sec.Client.KeyPEM(storePassword)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{
+				"bootstrap.servers":              listener(t, c, kafkatest.ListenerSSL),
+				"security.protocol":              "SSL",
+				"ssl.keystore.type":              "PEM",
+				"ssl.keystore.key":               propsPEM(key),
+				"ssl.keystore.certificate.chain": propsPEM(sec.Client.ChainPEM()[:len(sec.Client.ChainPEM())-len(sec.CA.PEM())]),
+				"ssl.key.password":               storePassword,
+				"ssl.truststore.type":            "PEM",
+				"ssl.truststore.certificates":    propsPEM(sec.CA.PEM()),
+			}
+		}}
 	plain = secureSide{name: "SASL_PLAINTEXT PLAIN", listener: kafkatest.ListenerSASLPlaintext,
 		props: func(t *testing.T, c *kafkatest.Cluster) map[string]string {
 			sec := env.Security
@@ -215,6 +233,7 @@ func TestSecureReplication(t *testing.T) {
 		{mtlsPEMFiles, plain},
 		{oauth(ep), scram256InlinePEM},
 		{mtlsJKS, oauth(ep)},
+		{mtlsInlinePEM, scram512JKS},
 	}
 	for i, pair := range pairs {
 		t.Run(fmt.Sprintf("%d %s to %s", i, pair.src.name, pair.dst.name), func(t *testing.T) {
@@ -371,4 +390,68 @@ func TestSecurityFailuresNameTheFix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnPremSASLSSLConfigRunsUnchanged runs testdata/sasl-ssl-onprem.properties,
+// an MM2 file with SASL_SSL, mutual TLS and config providers, as a
+// deployment would: only the bootstrap servers and the secrets' mount point
+// are its own. Data and group offsets are copied, and no secret shows.
+func TestOnPremSASLSSLConfigRunsUnchanged(t *testing.T) {
+	sec := env.Security
+	a, b := env.Clusters[0], env.Clusters[1]
+	original, err := os.ReadFile("testdata/sasl-ssl-onprem.properties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mounted secrets.
+	mount := t.TempDir()
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(mount, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile := func(name, from string) {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(name, data)
+	}
+	write("mm2-user.password", []byte(sec.SCRAM.Password))
+	write("primary-ca.crt", sec.CA.PEM())
+	copyFile("dr-user.p12", sec.Keystore(t, sec.Client, kafkatest.StorePKCS12, storePassword, storePassword))
+	copyFile("dr-ca.p12", sec.Truststore(t, kafkatest.StorePKCS12, storePassword))
+	write("stores.properties", []byte("dr.keystore.password = "+storePassword+"\ndr.truststore.password = "+storePassword+"\n"))
+
+	text := strings.NewReplacer(
+		"kafka-0.primary.example.com:9093,kafka-1.primary.example.com:9093", listener(t, a, kafkatest.ListenerSASLSSL),
+		"kafka-0.dr.example.com:9093", listener(t, b, kafkatest.ListenerSSL),
+		"/opt/kafka/mm2-secrets", mount,
+	).Replace(string(original))
+	cfg := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	canaries := []string{sec.SCRAM.Password, storePassword}
+
+	topic := kafkatest.Name(t, "orders")
+	a.CreateTopic(t, topic, 3, nil)
+	w := &workload{topic: topic, partitions: 3}
+	w.produce(t, producer(t, a), 3000)
+	group := topic + "-readers"
+	commitGroup(t, a, group, topic, 500)
+
+	t.Setenv("MM2_SCRAM_USER", sec.SCRAM.User)
+	check := startStrait(t, "check", "-c", cfg)
+	if err := check.wait(t, time.Minute); err != nil {
+		t.Fatalf("strait check failed: %v\n%s", err, check.out.String())
+	}
+	assertNoCanary(t, "strait check output", check.out.String(), canaries)
+	p := startStrait(t, "run", cfg)
+	waitCopied(t, topic, "primary."+topic, nil, 2*time.Minute)
+	waitGroupSynced(t, b, group, "primary."+topic, 500)
+	if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
+		t.Fatalf("strait exited with %v after SIGTERM", err)
+	}
+	assertNoCanary(t, "strait run output", p.out.String(), canaries)
 }
