@@ -34,6 +34,7 @@ test:
 # scripts/kafka.sh (which fetches the jars with Maven on first use).
 test-integration:
 	scripts/kafka.sh fetch
+	scripts/kdc.sh install
 	$(GO) test -tags integration -count=1 -p 1 -timeout 30m ./...
 
 # Fault tests (internal/faults, build tag faults): the strait binary against real brokers

@@ -23,6 +23,10 @@ readonly BIND_RETRIES=3
 readonly INSTALL_HINT="Debian/Ubuntu: apt-get install openjdk-17-jre-headless maven"
 # The client listeners start --security adds to every broker, besides PLAINTEXT.
 readonly SECURE_LISTENERS=(SSL SASL_SSL SASL_PLAINTEXT OAUTH EXPIRED)
+# The listener --kerberos adds (SASL_PLAINTEXT + GSSAPI), and every client listener besides
+# PLAINTEXT in the order the output lists them.
+readonly KERBEROS_LISTENER=GSSAPI
+readonly CLIENT_LISTENERS=("${SECURE_LISTENERS[@]}" "$KERBEROS_LISTENER")
 # The JVM system property that Kafka 4.x requires to list every OAuth URL (the JWKS file).
 readonly OAUTH_ALLOWED_URLS=org.apache.kafka.sasl.oauthbearer.allowed.urls
 
@@ -36,7 +40,8 @@ Commands:
   log4j-config                  fetch if needed, print the path of the log config for \$KAFKA_VERSION
                                 (a JVM using it must also get -Dstrait.log.file=FILE)
   start [-n N] [-d DIR] [--heap SIZE] [--owner PID] [--brokers SPEC]
-        [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...] [--security SDIR]
+        [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...] [--security SDIR
+        [--kerberos KDIR]]
                                 start N (default 2) KRaft clusters named a, b, ... in DIR/<name>
                                 (default: a new temporary dir); prints one line
                                 '<name> <bootstrap> <dir>' per cluster, then DIR. With --owner,
@@ -79,6 +84,20 @@ Commands:
                                                       [A-Za-z0-9._-]+
                                 The brokers' JVMs run with the system property
                                 $OAUTH_ALLOWED_URLS=file://SDIR/jwks.json.
+                                --kerberos (with --security): every broker also gets
+                                  GSSAPI          SASL_PLAINTEXT + GSSAPI (Kerberos): the
+                                                  broker logs in to the KDC of KDIR with
+                                                  the keytab of its service principal,
+                                                  which must be SERVICE_NAME/127.0.0.1@REALM
+                                                  (clients ask for a ticket to
+                                                  SERVICE_NAME/<host they dialled>)
+                                and its JVM -Djava.security.krb5.conf=KDIR's krb5.conf.
+                                KDIR is a realm of scripts/kdc.sh (start it first; it must
+                                run while brokers start); read from KDIR/kdc.env:
+                                  KRB5_CONFIG       the realm's krb5.conf
+                                  SERVICE_NAME      sasl.kerberos.service.name (kafka)
+                                  BROKER_PRINCIPAL  the brokers' service principal
+                                  BROKER_KEYTAB     its keytab
   stop [-d DIR] [--keep]        stop every cluster of DIR and remove DIR unless --keep
   stop-broker [-d DIR] NAME [--node ID] [--kill]
                                 stop a cluster's brokers, or only broker ID (SIGTERM, or
@@ -315,6 +334,8 @@ load_testbed() {
 		KAFKA_VERSION) KAFKA_VERSION=$value ;;
 		KAFKA_HEAP) KAFKA_HEAP=$value ;;
 		SECURITY_DIR) SECURITY_DIR=$value ;;
+		KERBEROS_DIR) KERBEROS_DIR=$value ;;
+		KRB5_CONF) KRB5_CONF=$value ;;
 		esac
 	done <"$dir/testbed.env"
 }
@@ -392,11 +413,11 @@ load_node() {
 	[[ -n $PORT && -n $CONTROLLER_PORT ]] || die "$f lacks PORT or CONTROLLER_PORT"
 }
 
-# listener_ports prints the --security listener ports of the broker load_node loaded,
-# space-separated, in SECURE_LISTENERS order.
+# listener_ports prints the --security and --kerberos listener ports of the broker
+# load_node loaded, space-separated, in CLIENT_LISTENERS order.
 listener_ports() {
 	local name out=""
-	for name in "${SECURE_LISTENERS[@]}"; do
+	for name in "${CLIENT_LISTENERS[@]}"; do
 		[[ -n ${LISTENER_PORTS[$name]:-} ]] && out+="${out:+ }${LISTENER_PORTS[$name]}"
 	done
 	echo "$out"
@@ -470,8 +491,8 @@ declare -A EXTERNAL_ADV=()
 EXTRA_PROPS=()
 
 # pick_ports picks new free ports for the $2 brokers of cdir (listener, controller, with
-# --security one per SECURE_LISTENERS and, for a broker with an advertised external port,
-# its external listener) and writes their configs.
+# --security one per SECURE_LISTENERS, with --kerberos one for GSSAPI and, for a broker
+# with an advertised external port, its external listener) and writes their configs.
 pick_ports() {
 	local cdir=$1 n=$2 name=${1##*/} i voters="" bdir l
 	local -a ports=() cports=() eports=() sports=()
@@ -491,6 +512,10 @@ pick_ports() {
 				pick_port
 				sports[i]+="${sports[i]:+ }$l=$PICKED"
 			done
+		fi
+		if [[ -n $KERBEROS_DIR ]]; then
+			pick_port
+			sports[i]+="${sports[i]:+ }$KERBEROS_LISTENER=$PICKED"
 		fi
 		voters+="${voters:+,}$i@127.0.0.1:${cports[i]}"
 	done
@@ -583,6 +608,7 @@ write_server_properties() {
 		advertised+=",${l%%=*}://127.0.0.1:${l#*=}"
 	done
 	[[ -z $secure ]] || protocols+=",SSL:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,OAUTH:SASL_PLAINTEXT,EXPIRED:SSL"
+	[[ " $secure" != *" $KERBEROS_LISTENER="* ]] || protocols+=",$KERBEROS_LISTENER:SASL_PLAINTEXT"
 	if ((n > 1)); then
 		rf=$((n < 3 ? n : 3))
 		isr=$((rf - 1))
@@ -618,6 +644,7 @@ auto.create.topics.enable=false
 log.retention.check.interval.ms=1000
 EOF
 	[[ -z $secure ]] || write_security_properties >>"$bdir/server.properties"
+	[[ " $secure" != *" $KERBEROS_LISTENER="* ]] || write_kerberos_properties >>"$bdir/server.properties"
 	if [[ ${#EXTRA_PROPS[@]} -gt 0 ]]; then
 		{
 			echo "# Set with --set."
@@ -668,6 +695,16 @@ listener.name.oauth.oauthbearer.connections.max.reauth.ms=3600000
 EOF
 }
 
+# write_kerberos_properties prints the settings of the --kerberos listener (see usage).
+write_kerberos_properties() {
+	cat <<EOF
+# --kerberos: a GSSAPI client listener, logged in to the KDC of $KERBEROS_DIR.
+listener.name.gssapi.sasl.enabled.mechanisms=GSSAPI
+listener.name.gssapi.sasl.kerberos.service.name=$KERBEROS_SERVICE_NAME
+listener.name.gssapi.gssapi.sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab="$KERBEROS_KEYTAB" principal="$KERBEROS_PRINCIPAL";
+EOF
+}
+
 jwks_url() {
 	echo "file://$SECURITY_DIR/jwks.json"
 }
@@ -676,6 +713,14 @@ jwks_url() {
 # PLAIN_USERS (NAME=PASSWORD each), OAUTH_ISSUER and OAUTH_AUDIENCE are what load_security
 # read from it.
 SECURITY_DIR=""
+# KERBEROS_DIR is the --kerberos dir (empty without) and KRB5_CONF its krb5.conf, for the
+# brokers' JVMs; KERBEROS_SERVICE_NAME, KERBEROS_PRINCIPAL and KERBEROS_KEYTAB are what
+# load_kerberos read from it for their configs.
+KERBEROS_DIR=""
+KRB5_CONF=""
+KERBEROS_SERVICE_NAME=""
+KERBEROS_PRINCIPAL=""
+KERBEROS_KEYTAB=""
 SCRAM_USERS=()
 PLAIN_USERS=()
 OAUTH_ISSUER=""
@@ -712,6 +757,33 @@ load_security() {
 	[[ $OAUTH_ISSUER =~ ^[^[:space:][:cntrl:],]+$ && $OAUTH_AUDIENCE =~ ^[^[:space:][:cntrl:],]+$ ]] ||
 		usage_error "$sdir/oauth.env must set ISSUER=... and AUDIENCE=... (no spaces or commas)"
 	SECURITY_DIR=$sdir
+}
+
+# load_kerberos checks the --kerberos dir $1 (a realm of scripts/kdc.sh) and reads what the
+# brokers need from its kdc.env.
+load_kerberos() {
+	local kdir=$1 key value f
+	[[ -d $kdir ]] || usage_error "--kerberos $kdir is not a directory"
+	kdir=$(cd "$kdir" && pwd)
+	[[ -s $kdir/kdc.env ]] || usage_error "--kerberos $kdir lacks kdc.env: make the realm with scripts/kdc.sh start $kdir"
+	KRB5_CONF="" KERBEROS_SERVICE_NAME="" KERBEROS_PRINCIPAL="" KERBEROS_KEYTAB=""
+	while IFS='=' read -r key value; do
+		case $key in
+		KRB5_CONFIG) KRB5_CONF=$value ;;
+		SERVICE_NAME) KERBEROS_SERVICE_NAME=$value ;;
+		BROKER_PRINCIPAL) KERBEROS_PRINCIPAL=$value ;;
+		BROKER_KEYTAB) KERBEROS_KEYTAB=$value ;;
+		esac
+	done <"$kdir/kdc.env"
+	# The paths and the principal go into server.properties and a JAAS line.
+	for f in "$KRB5_CONF" "$KERBEROS_KEYTAB"; do
+		[[ $f =~ ^/[A-Za-z0-9._/+-]+$ ]] || usage_error "$kdir/kdc.env: KRB5_CONFIG and BROKER_KEYTAB must be absolute paths of letters, digits and ._/+-, not '$f'"
+		[[ -s $f ]] || usage_error "$kdir/kdc.env names $f, which does not exist or is empty"
+	done
+	[[ $KERBEROS_SERVICE_NAME =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "$kdir/kdc.env: SERVICE_NAME must be a name such as kafka, not '$KERBEROS_SERVICE_NAME'"
+	[[ $KERBEROS_PRINCIPAL == "$KERBEROS_SERVICE_NAME/127.0.0.1@"* && $KERBEROS_PRINCIPAL =~ ^[A-Za-z0-9._/-]+@[A-Za-z0-9._-]+$ ]] ||
+		usage_error "$kdir/kdc.env: BROKER_PRINCIPAL must be $KERBEROS_SERVICE_NAME/127.0.0.1@REALM (the brokers advertise 127.0.0.1), not '$KERBEROS_PRINCIPAL'"
+	KERBEROS_DIR=$kdir
 }
 
 # random_uuid prints a cluster id as `StorageTool random-uuid` would (16 random bytes in
@@ -755,6 +827,7 @@ launch_broker() {
 	java_heap_opts "$KAFKA_HEAP"
 	java_log_opts "$cdir/server.log"
 	[[ -z $SECURITY_DIR ]] || sec_opts=("-D$OAUTH_ALLOWED_URLS=$(jwks_url)")
+	[[ -z $KRB5_CONF ]] || sec_opts+=("-Djava.security.krb5.conf=$KRB5_CONF")
 	rm -f "$cdir/pid"
 	# Logs are appended across restarts: readiness and errors count only after these offsets.
 	: >>"$cdir/server.log"
@@ -966,7 +1039,7 @@ write_testbed_files() {
 		load_cluster "$dir/$name"
 		upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
 		echo "KAFKA_${upper}_BOOTSTRAP=$BOOTSTRAP" >>"$dir/clusters.env.tmp"
-		for l in "${SECURE_LISTENERS[@]}"; do
+		for l in "${CLIENT_LISTENERS[@]}"; do
 			[[ -z ${LISTENER_BOOTSTRAPS[$l]:-} ]] || echo "KAFKA_${upper}_${l}_BOOTSTRAP=${LISTENER_BOOTSTRAPS[$l]}" >>"$dir/clusters.env.tmp"
 		done
 		if [[ -z $first ]]; then first=$name; elif [[ -z $second ]]; then second=$name; fi
@@ -1055,7 +1128,7 @@ parse_external() {
 }
 
 cmd_start() {
-	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node security="" l
+	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node security="" kerberos="" l
 	local -a externals=() bdirs=()
 	while [[ $# -gt 0 ]]; do
 		case $1 in
@@ -1066,6 +1139,7 @@ cmd_start() {
 		--brokers) [[ $# -ge 2 ]] || usage_error "--brokers needs a count"; brokers=$2; shift 2 ;;
 		--external) [[ $# -ge 2 ]] || usage_error "--external needs NAME[:ID]=PORT"; externals+=("$2"); shift 2 ;;
 		--security) [[ $# -ge 2 ]] || usage_error "--security needs a directory"; security=$2; shift 2 ;;
+		--kerberos) [[ $# -ge 2 ]] || usage_error "--kerberos needs a directory"; kerberos=$2; shift 2 ;;
 		--set)
 			[[ $# -ge 2 ]] || usage_error "--set needs KEY=VALUE"
 			[[ $2 =~ ^[a-zA-Z0-9._-]+=[^[:cntrl:]]*$ ]] || usage_error "--set '$2' must look like log.cleaner.backoff.ms=1000"
@@ -1093,6 +1167,10 @@ cmd_start() {
 		((${node##*:} <= BROKER_COUNTS[i])) || usage_error "--external $node: cluster ${node%%:*} has ${BROKER_COUNTS[i]} broker(s)"
 	done
 	[[ -z $security ]] || load_security "$security"
+	if [[ -n $kerberos ]]; then
+		[[ -n $security ]] || usage_error "--kerberos needs --security: the GSSAPI listener is one of the client listeners"
+		load_kerberos "$kerberos"
+	fi
 	check_version
 	need_tool java
 	cmd_fetch
@@ -1106,6 +1184,7 @@ cmd_start() {
 	[[ ! -f $dir/testbed.env ]] || die "$dir already holds a test bed: stop it with '$PROG stop -d $dir' or choose another dir"
 	printf 'KAFKA_VERSION=%s\nKAFKA_HEAP=%s\n' "$KAFKA_VERSION" "$KAFKA_HEAP" >"$dir/testbed.env"
 	[[ -z $SECURITY_DIR ]] || echo "SECURITY_DIR=$SECURITY_DIR" >>"$dir/testbed.env"
+	[[ -z $KERBEROS_DIR ]] || printf 'KERBEROS_DIR=%s\nKRB5_CONF=%s\n' "$KERBEROS_DIR" "$KRB5_CONF" >>"$dir/testbed.env"
 	if ((own_dir)); then
 		mkdir -p "$STRAIT_CACHE"
 		echo "$dir" >"$(last_dir_file)"
@@ -1172,10 +1251,10 @@ cmd_start() {
 			fi
 		done
 	done
-	# With --security, one line per cluster and listener.
+	# With --security (and --kerberos), one line per cluster and listener.
 	for cdir in "${cdirs[@]}"; do
 		load_cluster "$cdir"
-		for l in "${SECURE_LISTENERS[@]}"; do
+		for l in "${CLIENT_LISTENERS[@]}"; do
 			[[ -z ${LISTENER_BOOTSTRAPS[$l]:-} ]] || echo "listener ${cdir##*/} $l ${LISTENER_BOOTSTRAPS[$l]}"
 		done
 	done

@@ -11,7 +11,8 @@
 //
 // Tests then share env.Clusters and keep out of each other's way with Name. RunWith starts
 // clusters of several brokers, with a fault proxy in front of every broker, or with TLS,
-// SASL and OAuth client listeners (Options; Env.Security, Cluster.Listeners).
+// SASL and OAuth client listeners, and with a Kerberos KDC and a GSSAPI listener (Options;
+// Env.Security, Env.Kerberos, Cluster.Listeners).
 // Both check that the package's tests left no goroutine running.
 package kafkatest
 
@@ -64,10 +65,14 @@ type Env struct {
 	// Security holds the certificates, users and OAuth key the brokers' client listeners
 	// check (Cluster.Listeners); nil without Options.Security.
 	Security *Security
+	// Kerberos is the realm of the KDC the brokers' GSSAPI listener trusts; nil without
+	// Options.Kerberos.
+	Kerberos *Kerberos
 
-	script   string // path of scripts/kafka.sh
-	external bool   // clusters from BootstrapsEnv: never stopped or restarted
-	proxies  []*Proxy
+	script    string // path of scripts/kafka.sh
+	kdcScript string // path of scripts/kdc.sh
+	external  bool   // clusters from BootstrapsEnv: never stopped or restarted
+	proxies   []*Proxy
 }
 
 // Options says what RunWith starts.
@@ -90,6 +95,12 @@ type Options struct {
 	// OAUTH and EXPIRED (see ListenerSSL and the others; Cluster.Listeners) besides its
 	// PLAINTEXT one, with what they check in Env.Security.
 	Security bool
+	// Kerberos (with Security) also starts an MIT Kerberos KDC on loopback, installing MIT
+	// Kerberos with apt-get first if it is missing (scripts/kdc.sh), and gives every broker
+	// the client listener GSSAPI (ListenerGSSAPI), with the realm in Env.Kerberos. The KDC
+	// starts before the brokers and stops with them, or, if the test process dies first,
+	// with its own watchdog.
+	Kerberos bool
 	// NoLeakCheck turns off the check that the tests left no goroutine behind.
 	NoLeakCheck bool
 }
@@ -162,9 +173,12 @@ func setUp(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh")}
+	if opts.Kerberos && !opts.Security {
+		return nil, fmt.Errorf("kafkatest.Options: Kerberos needs Security: the GSSAPI listener is one of the security listeners")
+	}
+	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh"), kdcScript: filepath.Join(root, "scripts", "kdc.sh")}
 	if s := os.Getenv(BootstrapsEnv); s != "" {
-		if opts.Proxies || opts.Security || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
+		if opts.Proxies || opts.Security || opts.Kerberos || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
 			return nil, fmt.Errorf("this package needs clusters of its own (several brokers, proxies or security listeners): unset %s", BootstrapsEnv)
 		}
 		e.external = true
@@ -223,6 +237,15 @@ func (e *Env) start(opts Options) error {
 		e.Security = sec
 		args = append(args, "--security", sec.Dir)
 	}
+	if opts.Kerberos {
+		// The brokers log in to the KDC as they start: it must run first.
+		if err := e.startKDC(dir, pid); err != nil {
+			closeAll(proxies)
+			_ = os.RemoveAll(dir)
+			return fmt.Errorf("preparing the GSSAPI listener: %w", err)
+		}
+		args = append(args, "--kerberos", e.Kerberos.Dir)
+	}
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -232,6 +255,9 @@ func (e *Env) start(opts Options) error {
 	stdout, stderr, err := e.runScript(ctx, args...)
 	if err != nil {
 		closeAll(proxies)
+		if kdcErr := e.stopKDC(); kdcErr != nil {
+			stderr += kdcErr.Error() + "\n"
+		}
 		kept := "the test bed dir " + dir + " is kept for the brokers' logs"
 		if _, statErr := os.Stat(filepath.Join(dir, "a")); statErr != nil {
 			kept = "no broker was started" // nothing to read in dir
@@ -245,6 +271,7 @@ func (e *Env) start(opts Options) error {
 	}
 	if err != nil {
 		closeAll(proxies)
+		_ = e.stopKDC()
 		_, _, _ = e.runScript(context.Background(), "stop", "-d", dir, "--keep")
 		return fmt.Errorf("%w\n%s", err, stderr)
 	}
@@ -342,11 +369,13 @@ func portOf(addr string) string {
 	return addr[strings.LastIndexByte(addr, ':')+1:]
 }
 
-// stop stops the clusters Run started and removes their dir, unless keep.
+// stop stops the clusters Run started and removes their dir, unless keep. The KDC stops
+// first: kafka.sh stop removes the dir that holds its pid file.
 func (e *Env) stop(keep bool) error {
 	if e.external || e.Dir == "" {
 		return nil
 	}
+	kdcErr := e.stopKDC()
 	args := []string{"stop", "-d", e.Dir}
 	if keep {
 		args = append(args, "--keep")
@@ -355,9 +384,9 @@ func (e *Env) stop(keep bool) error {
 	defer cancel()
 	stdout, stderr, err := e.runScript(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("stopping the Kafka clusters in %s failed: %w\n%s%s", e.Dir, err, stdout, stderr)
+		return errors.Join(kdcErr, fmt.Errorf("stopping the Kafka clusters in %s failed: %w\n%s%s", e.Dir, err, stdout, stderr))
 	}
-	return nil
+	return kdcErr
 }
 
 // runScript runs kafka.sh with args and returns its stdout and stderr.
@@ -542,6 +571,13 @@ func checkMetadata(c *Cluster, bootstrap string, advertised func(addr string) bo
 // died, e.g. killed by `go test -timeout` before it could stop its clusters.
 func cleanOrphans(script, tmp string, now time.Time) {
 	for _, dir := range orphans(tmp, now, processAlive) {
+		// Its KDC's watchdog should have stopped the KDC already; make sure.
+		if kdc := filepath.Join(dir, kdcDirName); fileExists(kdc) {
+			if err := stopKerberos(filepath.Join(filepath.Dir(script), "kdc.sh"), kdc); err != nil {
+				fmt.Fprintf(os.Stderr, "kafkatest: cleaning up the left-over test bed %s: %v\n", dir, err)
+				continue
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		_, stderr, err := runScript(ctx, script, "stop", "-d", dir)
 		cancel()
