@@ -335,7 +335,7 @@ kdc_pid() {
 	pid=$(<"$dir/krb5kdc.pid")
 	[[ $pid =~ ^[0-9]+$ ]] || return 0
 	args=$(proc_args "$pid")
-	[[ $args == *krb5kdc* && $args == *"$dir/krb5kdc.pid"* ]] && echo "$pid"
+	[[ $args == *krb5kdc* && $args == *"$dir/krb5kdc.own.pid"* ]] && echo "$pid"
 	return 0
 }
 
@@ -349,23 +349,39 @@ show_logs() {
 	done
 }
 
+# launched_exited DIR reports whether the process that launch_kdc started has ended (or is
+# a zombie). It goes by the pid alone: while bash execs krb5kdc the command line kdc_pid
+# checks can be momentarily unreadable, and a start that had succeeded was taken for a
+# failure.
+launched_exited() {
+	local pid state
+	[[ -s $1/krb5kdc.pid ]] || return 1
+	pid=$(<"$1/krb5kdc.pid")
+	[[ $pid =~ ^[0-9]+$ ]] || return 1 # being written
+	[[ -r /proc/$pid/stat ]] || return 0
+	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+	[[ -z $state || $state == Z ]]
+}
+
 # launch_kdc DIR starts krb5kdc in its own session and waits until it listens. It returns
 # 3 when the port was taken in between (the caller picks another), and dies otherwise.
 launch_kdc() {
 	local dir=$1 port=${KDC##*:} deadline pid off_kdc off_stdout
-	rm -f "$dir/krb5kdc.pid"
+	rm -f "$dir/krb5kdc.pid" "$dir/krb5kdc.own.pid"
 	# The logs are appended across starts: only what this start adds counts.
 	: >>"$dir/kdc.log"
 	: >>"$dir/stdout.log"
 	off_kdc=$(wc -c <"$dir/kdc.log")
 	off_stdout=$(wc -c <"$dir/stdout.log")
-	# -n: stay in the foreground (this script keeps its pid); -P: the pid file, which also
-	# puts DIR on its command line for kdc_pid.
+	# -n: stay in the foreground (this script keeps its pid). krb5kdc writes its pid file
+	# itself (-P), truncating it first, so it gets a file of its own: krb5kdc.pid is written
+	# once, by the launching shell, and is never seen empty by kdc_pid while krb5kdc runs
+	# (that race failed a start that had succeeded). -P also puts DIR on its command line.
 	(
 		cd "$dir"
 		# shellcheck disable=SC2016 # expanded by the inner bash
 		KRB5_CONFIG=$dir/krb5.conf KRB5_KDC_PROFILE=$dir/kdc.conf exec setsid bash -c 'echo $$ >"$0/krb5kdc.pid"; exec "$@"' "$dir" \
-			krb5kdc -n -r "$REALM" -P "$dir/krb5kdc.pid" </dev/null >>"$dir/stdout.log" 2>&1
+			krb5kdc -n -r "$REALM" -P "$dir/krb5kdc.own.pid" </dev/null >>"$dir/stdout.log" 2>&1
 	) &
 	deadline=$((SECONDS + KDC_START_TIMEOUT))
 	while :; do
@@ -373,8 +389,7 @@ launch_kdc() {
 		if [[ -n $pid ]] && port_answers "$port"; then
 			return 0
 		fi
-		if [[ -s $dir/krb5kdc.pid && -z $pid ]]; then
-			# It exited.
+		if [[ -z $pid ]] && launched_exited "$dir"; then
 			if { tail -c "+$((off_kdc + 1))" "$dir/kdc.log"; tail -c "+$((off_stdout + 1))" "$dir/stdout.log"; } | grep -q "Address already in use"; then
 				return 3
 			fi
@@ -472,7 +487,7 @@ cmd_stop() {
 	fi
 	pid=$(kdc_pid "$dir")
 	if [[ -z $pid ]]; then
-		rm -f "$dir/krb5kdc.pid"
+		rm -f "$dir/krb5kdc.pid" "$dir/krb5kdc.own.pid"
 		info "no KDC runs in $dir"
 		return 0
 	fi
@@ -488,7 +503,7 @@ cmd_stop() {
 		fi
 		sleep 0.05
 	done
-	rm -f "$dir/krb5kdc.pid"
+	rm -f "$dir/krb5kdc.pid" "$dir/krb5kdc.own.pid"
 	info "stopped the KDC of $dir (pid $pid)"
 }
 

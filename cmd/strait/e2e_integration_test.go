@@ -22,7 +22,7 @@ import (
 var env *kafkatest.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(kafkatest.RunWith(m, kafkatest.Options{Clusters: 2, Security: true}, &env))
+	os.Exit(kafkatest.RunWith(m, kafkatest.Options{Clusters: 2, Security: true, Kerberos: true}, &env))
 }
 
 // TestReplicatesTopicsEndToEnd is the foundation scenario: 3 topics x 6
