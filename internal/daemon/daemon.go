@@ -437,7 +437,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		ReplicationFactor:     fc.ReplicationFactor,
 		Interval:              interval,
 		Group:                 group,
-	}, srcAdmK, tgtAdm, func(ready []topics.Ready, gone []string) {
+	}, srcAdm, dstAdm, func(ready []topics.Ready, gone []string) {
 		ts := make([]mirror.Topic, len(ready))
 		for i, r := range ready {
 			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/policy"
@@ -67,13 +68,41 @@ type Result struct {
 	Err        error
 }
 
+// passTimeout bounds one reconcile pass. A pass that runs out of time says so
+// and leaves the topics it did not finish to the next pass.
+const passTimeout = time.Minute
+
+// Requests that create topics are cut into chunks of at most createChunkTopics
+// topics and createChunkRecords metadata records, a topic counting one record
+// for itself, one per partition and one per config, as the KRaft controller
+// counts them. 2,000 topics then take 20 round trips instead of 2,000, and a
+// request that fails as a whole (a timeout, a controller failover) costs at
+// most 100 topics, which the next pass retries. The controller refuses a
+// request of more than 10,000 partitions ("Excessively large number of
+// partitions per request", KAFKA-17870) or, before Kafka 3.9, of more than
+// 10,000 records; half of that leaves room for configs counted differently
+// across versions. A request of 100 topics with their configs is some tens of
+// kilobytes, far below any request size limit. A topic larger than the record
+// budget goes alone, as every topic did before batching.
+const (
+	createChunkTopics  = 100
+	createChunkRecords = 5000
+)
+
+// createTimeout is how long the target waits for the topics of one request
+// to be created before it answers REQUEST_TIMED_OUT, kadm's default.
+const createTimeout = 15 * time.Second
+
 // Reconciler keeps the remote topics of one flow in line with the source.
 type Reconciler struct {
 	cfg   Config
 	src   *kadm.Client
 	dst   *kadm.Client
+	dstCl *kgo.Client // for requests kadm cannot shape: CreateTopics with configs per topic, uncached metadata
 	apply func(ready []Ready, gone []string)
 	log   *slog.Logger
+	// timeout bounds one pass: passTimeout but in tests.
+	timeout time.Duration
 
 	// listed holds the selected source topics of the last listing, to
 	// notice topics deleted on the source.
@@ -91,14 +120,16 @@ type Reconciler struct {
 
 // New returns a Reconciler that calls apply after every reconcile with the
 // topics that are ready and the selected topics that disappeared from the
-// source since the previous reconcile.
-func New(cfg Config, src, dst *kadm.Client, apply func(ready []Ready, gone []string), log *slog.Logger) *Reconciler {
+// source since the previous reconcile. src and dst are admin clients of the
+// source and the target, left open.
+func New(cfg Config, src, dst *kgo.Client, apply func(ready []Ready, gone []string), log *slog.Logger) *Reconciler {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 5 * time.Second
 	}
 	return &Reconciler{
-		cfg: cfg, src: src, dst: dst, apply: apply,
+		cfg: cfg, src: kadm.NewClient(src), dst: kadm.NewClient(dst), dstCl: dst, apply: apply,
 		log:      log.With("component", "topics", "flow", cfg.Flow),
+		timeout:  passTimeout,
 		owned:    make(map[string]bool),
 		reported: make(map[string]string),
 	}
@@ -129,8 +160,8 @@ func (r *Reconciler) Results() []Result {
 
 // Reconcile makes one pass: it returns a result per selected source topic
 // and an error only when the clusters could not be listed at all.
-func (r *Reconciler) Reconcile(ctx context.Context) ([]Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
+	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
 	srcTopics, err := r.src.ListTopics(ctx)
 	if err != nil {
@@ -184,6 +215,10 @@ func (r *Reconciler) Reconcile(ctx context.Context) ([]Result, error) {
 		}
 		r.report(res)
 	}
+	if failed := len(results) - len(ready); failed > 0 && ctx.Err() != nil && parent.Err() == nil {
+		r.log.Warn("topic reconcile pass ran out of time; topics not done wait for the next pass",
+			"timeout", r.timeout, "topics", len(results), "failed", failed)
+	}
 	var gone []string
 	for name := range r.listed {
 		if !listed[name] {
@@ -233,18 +268,43 @@ func (r *Reconciler) matchPartitions(ctx context.Context, res Result, have int32
 	return Grown, nil
 }
 
-// matchExisting describes a remote topic that turned out to exist and
-// matches its partitions.
-func (r *Reconciler) matchExisting(ctx context.Context, res Result) (Action, error) {
-	dst, err := r.dst.ListTopics(ctx, res.Remote)
-	if err != nil {
-		return Failed, fmt.Errorf("describing remote topic %q on the target: %w", res.Remote, err)
+// matchExisting matches the partitions of remote topics that turned out to
+// exist when created (results at idx). It describes them all in one metadata
+// request that bypasses the client's metadata cache: the cache still holds
+// the listing at the start of the pass, in which they did not exist.
+func (r *Reconciler) matchExisting(ctx context.Context, idx []int, results []Result) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, i := range idx {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(results[i].Remote)
+		req.Topics = append(req.Topics, rt)
 	}
-	d, ok := dst[res.Remote]
-	if !ok || d.Err != nil {
-		return Failed, fmt.Errorf("remote topic %q exists on the target but cannot be described yet (%v); retrying", res.Remote, d.Err)
+	resp, err := req.RequestWith(ctx, r.dstCl)
+	described := make(map[string]*kmsg.MetadataResponseTopic)
+	if err == nil {
+		for j := range resp.Topics {
+			if t := &resp.Topics[j]; t.Topic != nil {
+				described[*t.Topic] = t
+			}
+		}
 	}
-	return r.matchPartitions(ctx, res, int32(len(d.Partitions)))
+	for _, i := range idx {
+		res := &results[i]
+		if err != nil {
+			res.Action, res.Err = Failed, fmt.Errorf("describing remote topic %q on the target: %w", res.Remote, err)
+			continue
+		}
+		var derr error
+		d, ok := described[res.Remote]
+		if ok {
+			derr = kerr.ErrorForCode(d.ErrorCode)
+		}
+		if !ok || derr != nil {
+			res.Action, res.Err = Failed, fmt.Errorf("remote topic %q exists on the target but cannot be described yet (%v); retrying", res.Remote, derr)
+			continue
+		}
+		res.Action, res.Err = r.matchPartitions(ctx, *res, int32(len(d.Partitions)))
+	}
 }
 
 func (r *Reconciler) hasProgress(ctx context.Context, remote string) (bool, error) {
@@ -266,49 +326,122 @@ func (r *Reconciler) hasProgress(ctx context.Context, remote string) (bool, erro
 
 // createMissing creates remote topics with the source's partition count,
 // the configured replication factor and the source's configs as MM2 copies
-// them (spec §4.4).
+// them (spec §4.4). It describes the configs of all missing topics in one
+// request and creates the topics in chunks, one CreateTopics request each.
 func (r *Reconciler) createMissing(ctx context.Context, selected []kadm.TopicDetail, missing []int, results []Result) {
 	names := make([]string, len(missing))
 	for j, i := range missing {
 		names[j] = selected[i].Topic
 	}
 	configs, cerr := r.src.DescribeTopicConfigs(ctx, names...)
+	described := make(map[string]kadm.ResourceConfig, len(configs))
+	for _, rc := range configs {
+		described[rc.Name] = rc
+	}
+	var todo []toCreate
 	for _, i := range missing {
 		res := &results[i]
-		var cfgs map[string]*string
-		if cerr == nil {
-			rc, err := configs.On(res.Source, nil)
-			if err == nil {
-				err = rc.Err
-			}
-			if err != nil {
-				res.Action, res.Err = Failed, fmt.Errorf("describing configs of source topic %q: %w", res.Source, err)
-				continue
-			}
-			cfgs = r.targetConfigs(rc.Configs)
-		} else {
+		if cerr != nil {
 			res.Action, res.Err = Failed, fmt.Errorf("describing configs of source topic %q: %w", res.Source, cerr)
 			continue
 		}
-		resp, err := r.dst.CreateTopic(ctx, res.Partitions, int16(r.cfg.ReplicationFactor), cfgs, res.Remote)
-		if err == nil {
-			err = resp.Err
+		rc, ok := described[res.Source]
+		err := rc.Err
+		if !ok {
+			err = kerr.UnknownTopicOrPartition // as kadm's ResourceConfigs.On
+		}
+		if err != nil {
+			res.Action, res.Err = Failed, fmt.Errorf("describing configs of source topic %q: %w", res.Source, err)
+			continue
+		}
+		todo = append(todo, toCreate{i: i, configs: r.targetConfigs(rc.Configs)})
+	}
+	var exist []int
+	for len(todo) > 0 {
+		n := chunkLen(todo, results)
+		exist = append(exist, r.create(ctx, todo[:n], results)...)
+		todo = todo[n:]
+	}
+	if len(exist) > 0 {
+		// Our metadata was stale, or another node created them: match them
+		// like any existing topic.
+		r.matchExisting(ctx, exist, results)
+	}
+}
+
+// toCreate is a missing remote topic, results[i], to create with configs.
+type toCreate struct {
+	i       int
+	configs map[string]*string
+}
+
+// chunkLen returns how many topics at the head of todo go in one request:
+// at least one, and within createChunkTopics and createChunkRecords.
+func chunkLen(todo []toCreate, results []Result) int {
+	records := 0
+	for n, t := range todo {
+		records += 1 + int(results[t.i].Partitions) + len(t.configs)
+		if n == createChunkTopics || (n > 0 && records > createChunkRecords) {
+			return n
+		}
+	}
+	return len(todo)
+}
+
+// create sends one CreateTopics request for chunk, each topic with its own
+// partitions and configs, and sets each topic's result from its own answer.
+// It returns the indexes of the topics that already existed, for
+// matchExisting.
+//
+// A raw request rather than kadm's CreateTopics, which gives all its topics
+// one partition count and one config map: grouping by those would batch only
+// topics that are alike, leaving the request count to the data.
+func (r *Reconciler) create(ctx context.Context, chunk []toCreate, results []Result) (exist []int) {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32(createTimeout / time.Millisecond)
+	for _, t := range chunk {
+		res := &results[t.i]
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic = res.Remote
+		rt.NumPartitions = res.Partitions
+		rt.ReplicationFactor = int16(r.cfg.ReplicationFactor)
+		for k, v := range t.configs {
+			rc := kmsg.NewCreateTopicsRequestTopicConfig()
+			rc.Name, rc.Value = k, v
+			rt.Configs = append(rt.Configs, rc)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, rerr := req.RequestWith(ctx, r.dstCl)
+	answers := make(map[string]error)
+	if rerr == nil {
+		for _, t := range resp.Topics {
+			answers[t.Topic] = kerr.ErrorForCode(t.ErrorCode)
+		}
+	}
+	for _, t := range chunk {
+		res := &results[t.i]
+		err, ok := answers[res.Remote]
+		switch {
+		case rerr != nil:
+			err = rerr
+		case !ok:
+			err = errors.New("the target's answer left the topic out")
 		}
 		switch {
 		case err == nil:
 			r.owned[res.Remote] = true
 			res.Action = Created
-			r.log.Info("created remote topic", "topic", res.Source, "remote", res.Remote, "partitions", res.Partitions, "replication_factor", r.cfg.ReplicationFactor, "configs", len(cfgs))
+			r.log.Info("created remote topic", "topic", res.Source, "remote", res.Remote, "partitions", res.Partitions, "replication_factor", r.cfg.ReplicationFactor, "configs", len(t.configs))
 		case errors.Is(err, kerr.TopicAlreadyExists):
-			// Our metadata was stale, or another node created it: match it
-			// like any existing topic.
-			res.Action, res.Err = r.matchExisting(ctx, *res)
+			exist = append(exist, t.i)
 		case errors.Is(err, kerr.InvalidReplicationFactor):
 			res.Action, res.Err = Failed, fmt.Errorf("creating remote topic %q on the target: %w; set replication.factor to at most the number of target brokers (or -1 for the broker default)", res.Remote, err)
 		default:
 			res.Action, res.Err = Failed, fmt.Errorf("creating remote topic %q on the target: %w", res.Remote, err)
 		}
 	}
+	return exist
 }
 
 // targetConfigs filters source topic configs the way MM2 does on creation:
