@@ -670,7 +670,7 @@ func (m *Mirror) fetchError(ctx context.Context, p *partition, err error) {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		logStart, lerr := m.logStart(lctx, p.topic.Source, p.num)
 		cancel()
-		err = truncationError(p, p.position(), logStart, lerr, err)
+		err = truncationError(p, p.uncopied(), logStart, lerr, err)
 	default:
 		err = fmt.Errorf("reading %s[%d]: %w", p.topic.Source, p.num, err)
 	}

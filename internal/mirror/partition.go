@@ -40,6 +40,7 @@ type partition struct {
 
 	mu        sync.Mutex
 	acked     int64 // next source offset after the last acknowledged one; -1 before any
+	began     int64 // the listed log start a new partition began at; -1 when it began elsewhere or unlisted
 	committed int64 // last progress committed to the target; -1 before any
 	inflight  int   // record path: records handed to the producer and not answered yet
 	skipTo    int64 // record path: past the markers seen while records were in flight
@@ -60,7 +61,7 @@ type partition struct {
 func newPartition(ts *topicState, num int32, initial bool, idx *offsets.Partition, lagMax int64, produceCtx context.Context) *partition {
 	return &partition{
 		topic: ts, num: num, initial: initial, ctx: produceCtx,
-		acked: -1, committed: -1, halt: math.MaxInt64,
+		acked: -1, began: -1, committed: -1, halt: math.MaxInt64,
 		idx: idx, syncs: offsets.NewSyncEmitter(lagMax),
 	}
 }
@@ -261,6 +262,19 @@ func (p *partition) startAtLogStart(offset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.idx.SetStart(offset)
+	p.began = offset
+}
+
+// uncopied is the first source offset that is not on the target for sure:
+// progress, or before the first acknowledgement the log start the
+// partition began at; -1 when neither is known.
+func (p *partition) uncopied() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.acked >= 0 {
+		return p.acked
+	}
+	return p.began
 }
 
 // ---- stop, commit, status ----

@@ -271,9 +271,14 @@ type startPos struct {
 	earliest bool
 }
 
-// kgo converts a start position for the record path's consumer.
+// kgo converts a start position for the record path's consumer. A log
+// start that was listed is used as that exact offset, never looked up
+// again: records deleted between the listing and the first fetch then give
+// OFFSET_OUT_OF_RANGE, and the partition stops naming them, as on the fast
+// path. (AtStart let the consumer list the log start anew and begin after
+// them without a word.) Only an unlisted start is the consumer's to find.
 func (s startPos) kgo() kgo.Offset {
-	if s.earliest {
+	if s.earliest && s.at < 0 {
 		return kgo.NewOffset().AtStart()
 	}
 	return kgo.NewOffset().At(s.at)
