@@ -185,6 +185,18 @@ func (s *strait) logs() []logLine {
 	return out
 }
 
+// logged reports whether Strait logged msg about topic's partition.
+func (s *strait) logged(msg, topic string, partition int32) bool {
+	for _, l := range s.logs() {
+		if l.attrs["msg"] == msg && l.attrs["topic"] == topic {
+			if p, ok := l.attrs["partition"].(float64); ok && int32(p) == partition {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // errorAbout returns the first ERROR log line that names topic and partition and matches
 // what, or "" if there is none.
 func (s *strait) errorAbout(topic string, partition int32, what *regexp.Regexp) string {

@@ -102,11 +102,13 @@ func TestDeleteRecordsAheadOfLaggingStrait(t *testing.T) {
 				for _, p := range f.dst.Proxies() {
 					p.Bandwidth(t, kafkatest.Upstream, crawl)
 				}
-				s := startStrait(t, "run", f.config(t, victim+"|"+bystander, path.props), "--shutdown-timeout", "5s")
-				// Strait is copying once it created the replica.
+				s := startStrait(t, "run", f.config(t, victim+"|"+bystander, path.props), "--shutdown-timeout", "5s", "--log-level", "debug")
+				// Strait is copying once it decided where the victim starts:
+				// the deletion must come after that, or Strait rightly starts
+				// at the log start it then finds.
 				kafkatest.Eventually(t, time.Minute, func() error {
-					if len(f.dst.EndOffsets(t, f.remote(victim), kgo.ReadUncommitted())) == 0 {
-						return fmt.Errorf("%s not created yet", f.remote(victim))
+					if !s.logged("partition starts", victim, 0) {
+						return fmt.Errorf("%s[0] not started yet", victim)
 					}
 					return nil
 				})

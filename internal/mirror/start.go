@@ -315,6 +315,7 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 			continue
 		}
 		out[p] = at
+		m.log.Debug("partition starts", "topic", p.topic.Source, "partition", p.num, "offset", at.at, "log_start", at.earliest)
 	}
 	return out
 }
