@@ -56,6 +56,16 @@ func listener(t *testing.T, c *kafkatest.Cluster, name string) string {
 // jaasValue quotes a JAAS option value.
 func jaasValue(v string) string { return `"` + strings.ReplaceAll(v, `"`, `\"`) + `"` }
 
+// userJAAS is the JAAS line of a username/password login module.
+func userJAAS(module string, c kafkatest.Credentials) string {
+	return module + " required username=" + jaasValue(c.User) + " password=" + jaasValue(c.Password) + ";"
+}
+
+const (
+	scramModule = "org.apache.kafka.common.security.scram.ScramLoginModule"
+	plainModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
+)
+
 // propsPEM writes PEM as one properties value: continuation lines, as
 // Kafka's documentation writes ssl.truststore.certificates.
 func propsPEM(pem []byte) string {
@@ -71,7 +81,7 @@ var (
 				"bootstrap.servers":       listener(t, c, kafkatest.ListenerSASLSSL),
 				"security.protocol":       "SASL_SSL",
 				"sasl.mechanism":          "SCRAM-SHA-512",
-				"sasl.jaas.config":        "org.apache.kafka.common.security.scram.ScramLoginModule required username=" + jaasValue(sec.SCRAM.User) + " password=" + jaasValue(sec.SCRAM.Password) + ";",
+				"sasl.jaas.config":        userJAAS(scramModule, sec.SCRAM),
 				"ssl.truststore.location": sec.Truststore(t, kafkatest.StoreJKS, storePassword),
 				"ssl.truststore.password": storePassword,
 			}
@@ -83,7 +93,7 @@ var (
 				"bootstrap.servers":           listener(t, c, kafkatest.ListenerSASLSSL),
 				"security.protocol":           "SASL_SSL",
 				"sasl.mechanism":              "SCRAM-SHA-256",
-				"sasl.jaas.config":            "org.apache.kafka.common.security.scram.ScramLoginModule required username=" + jaasValue(sec.SCRAM.User) + " password=" + jaasValue(sec.SCRAM.Password) + ";",
+				"sasl.jaas.config":            userJAAS(scramModule, sec.SCRAM),
 				"ssl.truststore.type":         "PEM",
 				"ssl.truststore.certificates": propsPEM(sec.CA.PEM()),
 			}
@@ -134,7 +144,7 @@ var (
 				"bootstrap.servers": listener(t, c, kafkatest.ListenerSASLPlaintext),
 				"security.protocol": "SASL_PLAINTEXT",
 				"sasl.mechanism":    "PLAIN",
-				"sasl.jaas.config":  "org.apache.kafka.common.security.plain.PlainLoginModule required username=" + jaasValue(sec.Plain.User) + " password=" + jaasValue(sec.Plain.Password) + ";",
+				"sasl.jaas.config":  userJAAS(plainModule, sec.Plain),
 			}
 		}}
 )
@@ -362,7 +372,7 @@ func TestSecurityFailuresNameTheFix(t *testing.T) {
 	}
 	scramAs := func(user, password string) func(*testing.T, map[string]string) {
 		return func(_ *testing.T, p map[string]string) {
-			p["sasl.jaas.config"] = "org.apache.kafka.common.security.scram.ScramLoginModule required username=" + jaasValue(user) + " password=" + jaasValue(password) + ";"
+			p["sasl.jaas.config"] = userJAAS(scramModule, kafkatest.Credentials{User: user, Password: password})
 		}
 	}
 	tests := []struct {

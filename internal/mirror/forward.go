@@ -411,7 +411,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	type brokerParts struct{ busy, idle []tp }
 	bySource := map[int32]*brokerParts{}
 	for key, fp := range f.parts {
-		if !f.mayFetch(fp, now) {
+		if _, _, ok := f.fetchable(fp, now); !ok {
 			continue
 		}
 		src, _ := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -506,10 +506,10 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 	var last string
 	for _, key := range keys {
 		fp := f.parts[key]
-		if !f.mayFetch(fp, now) {
+		dst, room, ok := f.fetchable(fp, now)
+		if !ok {
 			continue
 		}
-		dst, room := f.targetLeader(fp), f.fetchRoom(fp, now)
 		rooms[dst] += int64(room)
 		if len(req.Topics) == 0 || key.topic != last {
 			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
@@ -543,21 +543,21 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 	return req, parts, at, rooms
 }
 
-// mayFetch reports whether a partition may be in a fetch now: it has room,
-// its target leader is known, and that broker's share has some left. A
-// partition whose target leader is unknown (metadata not loaded yet, or
-// leaderless) has nowhere to write, and fetching for it anyway would let
-// it take buffer.memory that the partitions of healthy brokers need.
-func (f *forwarder) mayFetch(fp *fastPart, now time.Time) bool {
-	if f.fetchRoom(fp, now) <= 0 {
-		return false
+// fetchable reports whether a partition may be in a fetch now, with its
+// target leader and the bytes it may ask for: it has room, its target
+// leader is known, and that broker's share has some left. A partition whose
+// target leader is unknown (metadata not loaded yet, or leaderless) has
+// nowhere to write, and fetching for it anyway would let it take
+// buffer.memory that the partitions of healthy brokers need.
+func (f *forwarder) fetchable(fp *fastPart, now time.Time) (dst, room int32, ok bool) {
+	if room = f.fetchRoom(fp, now); room <= 0 {
+		return -1, 0, false
 	}
-	dst := f.targetLeader(fp)
-	if dst < 0 {
+	if dst = f.targetLeader(fp); dst < 0 {
 		f.dstStale = true
-		return false
+		return -1, 0, false
 	}
-	return f.shareLeft(dst) > 0
+	return dst, room, f.shareLeft(dst) > 0
 }
 
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:

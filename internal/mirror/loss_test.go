@@ -378,7 +378,8 @@ func TestInitProducerIDBacksOff(t *testing.T) {
 
 func wantsFetch(f *forwarder, fp *fastPart) bool {
 	f.share, f.used = f.shares()
-	return f.mayFetch(fp, time.Now())
+	_, _, ok := f.fetchable(fp, time.Now())
+	return ok
 }
 
 // batchSizeAlone matches the size of the batch a producer writes for one

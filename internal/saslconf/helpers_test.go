@@ -172,3 +172,20 @@ func first(t *testing.T, m sasl.Mechanism, host string) []byte {
 	}
 	return msg
 }
+
+// wantOneProblem builds a client of props and wants no mechanism and one
+// problem that holds every fragment of want.
+func wantOneProblem(t *testing.T, props []string, o Options, want ...string) {
+	t.Helper()
+	m, _, err := Build(newClient(props...), o)
+	if m != nil {
+		t.Error("Build returned a mechanism with problems")
+	}
+	ps := problems(t, err)
+	if len(ps) != 1 {
+		t.Fatalf("problems = %q, want one", ps)
+	}
+	if miss := missing(ps[0], want...); len(miss) > 0 {
+		t.Errorf("problem %q lacks %q", ps[0], miss)
+	}
+}

@@ -204,17 +204,7 @@ func TestKerberosProblems(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(w)
 			}
-			m, _, err := Build(newClient(tt.props...), w.options())
-			if m != nil {
-				t.Error("Build returned a mechanism with problems")
-			}
-			ps := problems(t, err)
-			if len(ps) != 1 {
-				t.Fatalf("problems = %q, want one", ps)
-			}
-			if miss := missing(ps[0], tt.want...); len(miss) > 0 {
-				t.Errorf("problem %q lacks %q", ps[0], miss)
-			}
+			wantOneProblem(t, tt.props, w.options(), tt.want...)
 		})
 	}
 }

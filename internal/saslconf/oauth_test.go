@@ -497,17 +497,7 @@ func TestOAuthProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _, err := Build(newClient(tt.props...), newWorld().options())
-			if m != nil {
-				t.Error("Build returned a mechanism with problems")
-			}
-			ps := problems(t, err)
-			if len(ps) != 1 {
-				t.Fatalf("problems = %q, want one", ps)
-			}
-			if miss := missing(ps[0], tt.want...); len(miss) > 0 {
-				t.Errorf("problem %q lacks %q", ps[0], miss)
-			}
+			wantOneProblem(t, tt.props, newWorld().options(), tt.want...)
 		})
 	}
 }
