@@ -39,10 +39,6 @@ type Options struct {
 	// Plan is the client plan of the config (kafkaclient.NewPlan), so that
 	// run builds exactly what check validated; nil plans it in Run.
 	Plan *kafkaclient.Plan
-	// PipelinedBatches is how many batches a fast-path partition keeps in
-	// flight; 0 is the default, 1. Pipelining is off by default (see
-	// internal/mirror/produce.go); tests of the mechanism set 5.
-	PipelinedBatches int
 }
 
 // Daemon runs the flows of one config.
@@ -419,7 +415,6 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		MaxBuffered:            prodMap.Settings.BufferBytes,
 		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
 		IndexMaxSegments:       fc.IndexMaxSegments,
-		PipelinedBatches:       d.opts.PipelinedBatches,
 	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
 
 	interval := fc.RefreshTopicsInterval

@@ -72,7 +72,6 @@ type forwardConfig struct {
 	PartitionFetchSize int32 // max.partition.fetch.bytes
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
-	Pipelined          int   // batches in flight per partition (produce.go), 1 when 0
 }
 
 // fastPart is the forwarder's state of one partition.
@@ -87,15 +86,21 @@ type fastPart struct {
 	sendIDs    uint64    // numbers each send, to match its answer
 	rewind     bool      // a sent batch failed: waiting for the rest of sent
 	oooRetried bool      // an out-of-sequence head batch was sent once more
-	seq        int32     // next producer sequence
-	notBefore  time.Time
-	leaving    string // non-empty: moving to the record path, for this reason
-	fetching   bool   // a fetch of this partition is outstanding
-	resolving  bool   // listing the log start after an out-of-range
-	crcRetried bool   // the batch at next had a bad CRC once: one refetch
-	active     bool   // its last fetch returned data (see startFetches)
-	stuck      bool   // its target refused or did not answer its last batch (see detach)
-	gone       bool
+	// confirmed: confirmedBy acknowledged the latest answered batch, sent
+	// under confirmedPid; only then may several batches be in flight
+	// (sendLimit).
+	confirmed    bool
+	confirmedBy  int32
+	confirmedPid int64
+	seq          int32 // next producer sequence
+	notBefore    time.Time
+	leaving      string // non-empty: moving to the record path, for this reason
+	fetching     bool   // a fetch of this partition is outstanding
+	resolving    bool   // listing the log start after an out-of-range
+	crcRetried   bool   // the batch at next had a bad CRC once: one refetch
+	active       bool   // its last fetch returned data (see startFetches)
+	stuck        bool   // its target refused or did not answer its last batch (see detach)
+	gone         bool
 }
 
 // qbatch is a fetched batch waiting to be produced, or a skip: offsets that

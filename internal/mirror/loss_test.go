@@ -553,3 +553,78 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 		t.Fatalf("%d of 2 partitions fetch once their target leaders are known", len(parts))
 	}
 }
+
+// A partition pipelines only once its leader acknowledged its latest
+// answered batch under the current producer id (sendLimit): not at its
+// start, not on a new leader or producer id, not after a failure until an
+// acknowledgement again.
+func TestPipelineOpensOnlyAfterAnAck(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
+	x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), encodeBatch(5, 2, 0, -1, nil))), 0)
+	answer := func(res sendResult) {
+		q := x.fp.takeHead()
+		q.pid, x.fp.sentTo = x.f.pid, 1
+		x.fp.sendIDs++
+		q.sendID = x.fp.sendIDs
+		x.fp.sent = append(x.fp.sent, q)
+		x.f.record(sentRef{x.fp, q.sendID}, res, time.Now())
+	}
+	limits := func() (l [3]int) {
+		l[0], l[1] = x.f.sendLimit(x.fp, 1), x.f.sendLimit(x.fp, 2)
+		x.f.pid = 8
+		l[2] = x.f.sendLimit(x.fp, 1)
+		x.f.pid = 7
+		return l
+	}
+	if got := x.f.sendLimit(x.fp, 1); got != 1 {
+		t.Fatalf("before any acknowledgement the limit is %d, want 1", got)
+	}
+	answer(sendResult{state: sendAcked, base: 0})
+	if got := limits(); got != [3]int{5, 1, 1} {
+		t.Fatalf("after an ack from broker 1, limits (broker 1, broker 2, new producer id) are %v, want [5 1 1]", got)
+	}
+	answer(sendResult{state: sendFailed, err: kerr.NotLeaderForPartition})
+	if got := x.f.sendLimit(x.fp, 1); got != 1 {
+		t.Fatalf("after a failure the limit is %d, want 1", got)
+	}
+}
+
+// A batch acknowledged behind a head batch that the target did not write
+// (NOT_LEADER) means the target holds it without the one before it: the
+// partition stops and says from which target offset it is out of order.
+// A head whose fate is open (a timeout) is sent again instead.
+func TestBatchWrittenPastAFailedHeadStops(t *testing.T) {
+	for _, tc := range []struct {
+		headErr error
+		stops   bool
+	}{
+		{kerr.NotLeaderForPartition, true},
+		{kerr.RequestTimedOut, false},
+	} {
+		x := newFastFixture(0)
+		x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
+		x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil))), 0)
+		for range 2 {
+			q := x.fp.takeHead()
+			x.fp.sendIDs++
+			q.sendID, q.pid = x.fp.sendIDs, 7
+			x.fp.sent = append(x.fp.sent, q)
+		}
+		x.f.record(sentRef{x.fp, 1}, sendResult{state: sendFailed, err: tc.headErr}, time.Now())
+		x.f.record(sentRef{x.fp, 2}, sendResult{state: sendAcked, base: 0}, time.Now())
+		err := x.p.failed()
+		if stopped := err != nil; stopped != tc.stops {
+			t.Fatalf("head failed with %v: partition stopped %v (%v), want %v", tc.headErr, stopped, err, tc.stops)
+		}
+		if tc.stops && !strings.Contains(err.Error(), "out of source order from target offset 0") {
+			t.Errorf("the error does not say where the target is out of order: %v", err)
+		}
+		if !tc.stops && (len(x.fp.queue) != 2 || x.fp.queue[0].h.BaseOffset != 0) {
+			t.Errorf("after a timed-out head, the queue holds %d batches, want both again from offset 0", len(x.fp.queue))
+		}
+		if x.f.buffered != int64(x.fp.queueBytes) {
+			t.Errorf("buffered %d, queued bytes %d", x.f.buffered, x.fp.queueBytes)
+		}
+	}
+}

@@ -74,9 +74,6 @@ type Config struct {
 	// MaxBuffered bounds fetched, unacknowledged bytes on both paths
 	// (buffer.memory); 0 = 32 MiB.
 	MaxBuffered int64
-	// PipelinedBatches is how many batches a fast-path partition keeps in
-	// flight, 1 when 0 (see produce.go: pipelining is off by default).
-	PipelinedBatches int
 	// IndexMaxSegments bounds each partition's offset map
 	// (strait.index.max.segments); 0 = offsets.DefaultMaxSegments.
 	IndexMaxSegments int
@@ -207,7 +204,6 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 			PartitionFetchSize: cfg.PartitionFetchSize,
 			FetchMaxBytes:      cfg.FetchMaxBytes,
 			MaxBuffered:        cfg.MaxBuffered,
-			Pipelined:          cfg.PipelinedBatches,
 		}, forwardDeps{
 			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
 			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"),

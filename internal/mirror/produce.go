@@ -37,15 +37,11 @@ import (
 // Without idempotence a retry cannot be told from a new batch, so a
 // partition then keeps one batch in flight.
 //
-// Pipelining is off for now (forwardConfig.Pipelined 0 means 1): in the benchmark
-// matrix (100 B records, 64 partitions, no fault) a partition's head batch
-// was answered OUT_OF_ORDER_SEQUENCE_NUMBER twice, the producer id was
-// renewed, and batches already written were written again under the new
-// id: 877 duplicates. The cause is not found yet. With one batch in flight
-// the order cannot break; partitions still share each target broker's
-// produce connections (lanes.go), which is where the broker's parallelism
-// is. The mechanism stays, tested with 5 (TestPipelinedBatchesSurviveProduceErrors,
-// through daemon.Options.PipelinedBatches).
+// A partition pipelines only once its leader has acknowledged one of its
+// batches under the current producer id, and again after any failure
+// (sendLimit): a broker with no state for the producer accepts any
+// sequence. Should a batch still be acknowledged behind a head the target
+// did not write, the partition stops and says so (writtenPast).
 
 const (
 	maxPartitionInflight = 5 // Kafka's limit for idempotent producers
@@ -84,12 +80,22 @@ type produceDone struct {
 	err     error
 }
 
-// sendLimit is how many batches a partition may have in flight.
-func (f *forwarder) sendLimit() int {
-	if !f.cfg.Idempotent || !f.lanes.ordered {
+// sendLimit is how many batches fp may have in flight to leader. More
+// than one only once leader has acknowledged fp's latest answered batch
+// under the current producer id: a broker with no state for our producer
+// on a partition (a new partition, or one whose records of ours are all
+// deleted) accepts a batch with any sequence (KIP-360). If a first batch
+// then failed retriably (a new partition's leader not ready yet) while the
+// next was in flight, the next would be written first, and the first,
+// sent again, would be out of sequence: records reordered, then written
+// twice under a new producer id. That is what the benchmark hit with 64
+// new remote partitions; franz-go's producer has the same gate (its issue
+// #223).
+func (f *forwarder) sendLimit(fp *fastPart, leader int32) int {
+	if !f.cfg.Idempotent || !f.lanes.ordered || !fp.confirmed || fp.confirmedBy != leader || fp.confirmedPid != f.pid {
 		return 1
 	}
-	return min(max(f.cfg.Pipelined, 1), maxPartitionInflight)
+	return maxPartitionInflight
 }
 
 // canSend reports whether fp may send its next queued batch to leader now.
@@ -97,7 +103,7 @@ func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
 	switch {
 	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind:
 		return false
-	case len(fp.sent) >= f.sendLimit() || now.Before(fp.notBefore) || fp.p.failed() != nil:
+	case len(fp.sent) >= f.sendLimit(fp, leader) || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return false
 	case len(fp.sent) > 0 && (fp.sentTo != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
 		return false // a leader change or a new producer id waits for the old sends
@@ -156,7 +162,7 @@ func (f *forwarder) canSendNth(fp *fastPart, leader int32, now time.Time, n int)
 	if n == 0 {
 		return f.canSend(fp, leader, now)
 	}
-	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit()
+	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader)
 }
 
 // sendRequest moves the head batch of each partition in parts to its sent
@@ -264,6 +270,11 @@ func (f *forwarder) handleProduce(ev produceDone) {
 				answered[key] = true
 				res := sendResult{state: sendAcked, base: rp.BaseOffset}
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					if rp.ErrorMessage != nil && *rp.ErrorMessage != "" {
+						// The broker's message says what it expected (an out-of-order
+						// sequence names the incoming and the current sequence).
+						err = fmt.Errorf("%w (broker: %s)", err, *rp.ErrorMessage)
+					}
 					res = sendResult{state: sendFailed, err: err}
 				}
 				f.record(ref, res, now)
@@ -301,6 +312,12 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 		q := fp.sent[0]
 		fp.sent = popFront(fp.sent)
 		f.ack(fp, q, q.result.base)
+		fp.confirmed, fp.confirmedBy, fp.confirmedPid = true, fp.sentTo, q.pid
+	}
+	for _, q := range fp.sent {
+		if q.result.state == sendFailed {
+			fp.confirmed = false // one batch in flight until the broker acknowledges one again
+		}
 	}
 	if len(fp.sent) == 0 {
 		fp.rewind = false
@@ -316,12 +333,38 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 		}
 	}
 	head := fp.sent[0]
+	if later := writtenPast(fp.sent); later != nil {
+		fp.queue, fp.sent = append(fp.sent, fp.queue...), nil // fail drops them with the queue
+		f.fail(fp, fmt.Errorf("writing %s[%d]: the target wrote the batch at source offset %d at target offset %d, but not the batch before it, at source offset %d (%v): "+
+			"%s[%d] is out of source order from target offset %d on (a broker with no state for the producer id accepts any sequence); delete the remote topic and let Strait copy it again",
+			fp.p.topic.Source, fp.p.num, later.h.BaseOffset, later.result.base, head.h.BaseOffset, head.result.err, fp.p.topic.Remote, fp.p.num, later.result.base))
+		return
+	}
 	requeue := make([]*qbatch, 0, len(fp.sent)+len(fp.queue))
 	requeue = append(requeue, fp.sent...)
 	fp.queue = append(requeue, fp.queue...)
 	fp.sent = nil
 	fp.rewind = false
 	f.failedSend(fp, head, now)
+}
+
+// writtenPast returns the first batch of sent, after its failed head,
+// that the target acknowledged, when the head's error says the target did
+// not write the head: then the target holds that batch without the one
+// before it. An error that leaves the head's fate open (no answer, a
+// timeout, too few replicas after the append) returns nil; sending the
+// batches again with the same sequences settles them.
+func writtenPast(sent []*qbatch) *qbatch {
+	head := sent[0].result
+	if head.request || errors.Is(head.err, kerr.RequestTimedOut) || errors.Is(head.err, kerr.NotEnoughReplicasAfterAppend) {
+		return nil
+	}
+	for _, q := range sent[1:] {
+		if q.result.state == sendAcked {
+			return q
+		}
+	}
+	return nil
 }
 
 // failedSend acts on the error of a partition's oldest unacknowledged
@@ -341,6 +384,8 @@ func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
 		// taken it. Send it once more, with the same sequence, before
 		// renewing the producer id: a renewal renumbers every partition.
 		fp.oooRetried = true
+		f.log.Warn("fast path: the target answered out of sequence; sending the batch once more", "topic", fp.p.topic.Remote, "partition", fp.p.num,
+			"source_offset", q.h.BaseOffset, "sequence", q.seq, "records", q.h.NumRecords, "producer_id", q.pid, "queued", len(fp.queue), "err", err)
 		f.retry(fp, now)
 		return
 	}
