@@ -192,7 +192,7 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	// The client limits run next to the copies in time, so the load from other work on
 	// the machine is as alike as it gets.
 	if w.Limits && p.has(phaseLimits) && w.Topics == 1 {
-		lim, err := r.limits(ctx, g, ts, w.Codec, w.Records, ends, &load)
+		lim, err := r.limits(ctx, g, ts, w.landingCodec(), w.Records, ends, &load)
 		if err != nil {
 			return c, fmt.Errorf("client-limit runs: %w", err)
 		}

@@ -14,6 +14,10 @@ const (
 	pollBeforeFirst = 10 * time.Millisecond
 	pollAfterFirst  = 50 * time.Millisecond
 	progressTimeout = 60 * time.Second
+	// copyStall fails a run whose target gained no record for this long after the first:
+	// a stalled tool (MM2's producer stuck on OUT_OF_ORDER_SEQUENCE_NUMBER, say) would
+	// otherwise hold the matrix until -copy-timeout.
+	copyStall = 30 * time.Second
 )
 
 // copyResult is one tool copying a backlog from A to a fresh remote topic on B.
@@ -92,6 +96,8 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	var (
 		first, done time.Time
 		atFirst     procStats
+		grew        time.Time // the last poll that found more records than the one before
+		lastTotal   int64
 	)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -122,8 +128,14 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 			done, res.TargetRecords = now, total
 			break
 		}
+		if total > lastTotal {
+			grew, lastTotal = now, total
+		}
 		if exited, how := pr.exited(); exited {
 			return res, pr.failure("exited before the copy was complete (%v); %d of %d records on %q", how, total, res.Records, res.RemoteTopic)
+		}
+		if !first.IsZero() && now.Sub(grew) > copyStall {
+			return res, pr.failure("copy stalled: no new record on the target for %s, %d of %d records on %q", copyStall, total, res.Records, res.RemoteTopic)
 		}
 		if now.After(deadline) {
 			return res, pr.failure("copy incomplete after -copy-timeout %s: %d of %d records on %q", r.p.CopyTimeout.Duration, total, res.Records, res.RemoteTopic)

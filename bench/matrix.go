@@ -92,6 +92,30 @@ func (w workload) name() string {
 // totalPartitions is the partitions of every source topic together.
 func (w workload) totalPartitions() int { return w.Partitions * w.Topics }
 
+// withLimits makes every single-topic cell measure what a client alone writes into B: on
+// 2 cores shared by both brokers, that ceiling, not the replicator, often bounds a cell
+// (ceilingsTable).
+func withLimits(cells []workload) {
+	for i := range cells {
+		cells[i].Limits = cells[i].Topics == 1
+	}
+}
+
+// hasLimitTarget reports whether the cell carries the target of 90% of the
+// produce-only limit: 1 KiB uncompressed records into 8 partitions, compression.type unset.
+func (w workload) hasLimitTarget() bool {
+	return w.RecordSize == 1024 && w.Partitions == 8 && w.Topics == 1 && w.Codec == "none" && !w.Mixed && w.Target == targetUnset
+}
+
+// landingCodec is the codec Strait writes to B: the target's compression.type, or each
+// batch's own when it is unset (the source codec; a mixed source's is none or Codec).
+func (w workload) landingCodec() string {
+	if w.TargetCodec != "" {
+		return w.TargetCodec
+	}
+	return w.Codec
+}
+
 // payloadMB is about what the cell's backlog weighs (values plus keys of about 8 bytes).
 func (w workload) payloadMB() float64 { return float64(w.Records) * float64(w.RecordSize+8) / 1e6 }
 
@@ -129,7 +153,7 @@ func reducedMatrix(scale float64) []workload {
 		newWorkload(1024, 64, 1, "snappy", true, targetSame, n(150, 1024)),
 		newWorkload(1024, 1, 2000, "lz4", false, targetUnset, n(100, 1024)),
 	}
-	cells[0].Limits = true // the produce-only limit of 1 KiB uncompressed
+	withLimits(cells)
 	return cells
 }
 
@@ -150,11 +174,7 @@ func fullMatrix(scale float64) []workload {
 	cells = append(cells,
 		newWorkload(1024, 64, 1, "snappy", true, targetSame, recordsFor(150*scale, 1024)),
 		newWorkload(1024, 1, 2000, "lz4", false, targetUnset, recordsFor(100*scale, 1024)))
-	for i := range cells {
-		if cells[i].RecordSize == 1024 && cells[i].Partitions == 8 && cells[i].Codec == "none" && cells[i].Target == targetUnset {
-			cells[i].Limits = true
-		}
-	}
+	withLimits(cells)
 	return cells
 }
 

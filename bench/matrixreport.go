@@ -52,6 +52,60 @@ func (res *results) matrixTable(w func(string, ...any)) {
 	w("Backlogs: %s. compression.type *unset* writes no key: a Kafka producer then defaults to none, so MM2 writes uncompressed batches, while Strait forwards each batch in its source codec.", res.backlogsText())
 }
 
+// ceilingsTable shows, per cell, where the machine's cores went during each tool's copies
+// and what a client alone writes into B. On 2 cores shared by both brokers and the
+// replicator, a cell whose copies keep both cores busy, most of it in broker B, is bound by
+// the brokers: a replicator cannot be 3× a peer that already needs a third of B's ceiling.
+func (res *results) ceilingsTable(w func(string, ...any)) {
+	if res.Params.Matrix == matrixNone || !res.anyCopies() {
+		return
+	}
+	w("")
+	w("### Ceilings per cell")
+	w("")
+	w("Cores busy is the CPU of the tool and both brokers over each run's whole copy (process start to complete), median of the runs, split as tool / broker A / broker B. *Produce-only into B* is franz-go alone writing the cell's records, in the codec that lands on B, into a new topic with the cell's partitions, right after the preload.")
+	w("")
+	w("| # | workload | Strait: cores busy (Strait / A / B) | MM2: cores busy (MM2 / A / B) | produce-only into B MB/s | Strait steady MB/s | Strait / produce-only | 3× MM2 MB/s |")
+	w("|--:|---|--:|--:|--:|--:|--:|--:|")
+	for _, c := range res.Cells {
+		limit := "–"
+		share := "–"
+		s := c.Summary[toolStrait]
+		for _, l := range c.Limits {
+			if l.Name == "produce-only" && l.MBPerSec > 0 {
+				limit = fmt.Sprintf("%.1f", l.MBPerSec)
+				if s.Runs > 0 {
+					share = fmt.Sprintf("%.0f%%", 100*s.SteadyMBps.Median/l.MBPerSec)
+				}
+			}
+		}
+		threeMM2 := "–"
+		if m := c.Summary[toolMM2]; m.Runs > 0 {
+			threeMM2 = fmt.Sprintf("%.1f", 3*m.SteadyMBps.Median)
+		}
+		w("| %d | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Name, coresText(c.Copies, toolStrait), coresText(c.Copies, toolMM2),
+			limit, runsText(s, s.SteadyMBps, "%.1f"), share, threeMM2)
+	}
+}
+
+// coresText is the median over tool's good runs of the cores the tool and each broker kept
+// busy during the copy, "–" without runs.
+func coresText(copies []copyResult, tool string) string {
+	var all, own, a, b []float64
+	for _, cp := range copies {
+		if cp.Tool != tool || cp.Error != "" || cp.WallSeconds <= 0 {
+			continue
+		}
+		t := cp.WallSeconds
+		all = append(all, (cp.CPUSeconds+cp.BrokerCPU["a"]+cp.BrokerCPU["b"])/t)
+		own, a, b = append(own, cp.CPUSeconds/t), append(a, cp.BrokerCPU["a"]/t), append(b, cp.BrokerCPU["b"]/t)
+	}
+	if len(all) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f (%.2f / %.2f / %.2f)", statOf(all).Median, statOf(own).Median, statOf(a).Median, statOf(b).Median)
+}
+
 func (res *results) anyCopies() bool {
 	for _, c := range res.Cells {
 		if len(c.Copies) > 0 {

@@ -98,6 +98,7 @@ func (res *results) markdown() string {
 		w("**The run failed; the tables hold what finished.** Error: `%s`", firstLine(res.Error))
 	}
 	res.matrixTable(w)
+	res.ceilingsTable(w)
 	if len(res.Cells) == 1 {
 		res.copyTable(w, &res.Cells[0])
 	}
@@ -275,10 +276,10 @@ func (res *results) latencyTable(w func(string, ...any)) {
 func (res *results) limitsTable(w func(string, ...any)) {
 	var limits []limitResult
 	var cell *cellResult
+	// The cell of the issue's 90% target, else the first that measured its limits.
 	for i := range res.Cells {
-		if len(res.Cells[i].Limits) > 0 {
-			limits, cell = res.Cells[i].Limits, &res.Cells[i]
-			break
+		if c := &res.Cells[i]; len(c.Limits) > 0 && (cell == nil || c.Workload.hasLimitTarget()) {
+			limits, cell = c.Limits, c
 		}
 	}
 	if len(limits) == 0 {
