@@ -7,11 +7,14 @@
 package checkpoint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +25,7 @@ import (
 
 	"strait/internal/policy"
 	"strait/internal/tail"
+	"strait/internal/window"
 	"strait/internal/wire"
 )
 
@@ -72,6 +76,9 @@ type Checkpointer struct {
 	lastSync time.Time
 
 	mu      sync.Mutex
+	latency window.Window     // checkpoint-latency-ms: a checkpoint's creation to its produce ack (under mu)
+	current time.Time         // the last emission that wrote or confirmed every checkpoint (under mu)
+	syncs   map[string]string // per group, what the last offset sync did, in words (under mu)
 	emitted atomic.Int64
 	skipped atomic.Int64 // undecodable records in the checkpoints topic
 	synced  atomic.Int64 // group offsets committed on the target
@@ -144,7 +151,9 @@ func (c *Checkpointer) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.store = store
+	c.mu.Lock()
+	c.store = store // Status reads it under mu; the emitting goroutine alone writes it
+	c.mu.Unlock()
 	return nil
 }
 
@@ -229,10 +238,19 @@ func (c *Checkpointer) emit(ctx context.Context, now time.Time) error {
 		if err := c.cl.Producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 			return errors.Join(append(errs, fmt.Errorf("writing %d checkpoints to %s: %w", len(recs), c.cfg.Topic, err))...)
 		}
+		acked := time.Now()
+		c.mu.Lock()
+		c.latency.Add(float64(acked.Sub(now).Milliseconds()), int64(len(recs)), acked)
 		for _, cp := range cps {
 			c.store[key{cp.Group, cp.Topic, cp.Partition}] = cp
 		}
+		c.mu.Unlock()
 		c.emitted.Add(int64(len(recs)))
+	}
+	if len(errs) == 0 {
+		c.mu.Lock()
+		c.current = now
+		c.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -281,6 +299,7 @@ func (c *Checkpointer) syncGroups(ctx context.Context) error {
 			current, err := c.cl.TargetAdmin.FetchOffsets(ctx, g)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("reading offsets of group %q on %s: %w", g, c.cfg.Target, err))
+				c.noteSync(g, "not synced: "+err.Error())
 				continue
 			}
 			want.KeepFunc(func(o kadm.Offset) bool {
@@ -288,9 +307,11 @@ func (c *Checkpointer) syncGroups(ctx context.Context) error {
 				return !ok || have.Err != nil || have.At < 0 || have.At < o.At
 			})
 		default:
+			c.noteSync(g, fmt.Sprintf("not synced: the group is active on %s (state %s); offsets are written only to a group with no members", c.cfg.Target, state))
 			continue // active members: never written
 		}
 		if len(want) == 0 {
+			c.noteSync(g, "in sync: the target group's offsets are at or past every checkpoint")
 			continue
 		}
 		resp, err := c.cl.TargetAdmin.CommitOffsets(ctx, g, want)
@@ -299,13 +320,74 @@ func (c *Checkpointer) syncGroups(ctx context.Context) error {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("committing translated offsets of group %q on %s: %w", g, c.cfg.Target, err))
+			c.noteSync(g, "not synced: "+err.Error())
 			continue
 		}
 		n := 0
 		want.Each(func(kadm.Offset) { n++ })
 		c.synced.Add(int64(n))
+		c.noteSync(g, fmt.Sprintf("synced %d partition offsets", n))
 	}
 	return errors.Join(errs...)
+}
+
+// Translate translates a group's committed source offsets now.
+func (c *Checkpointer) Translate(ctx context.Context, group string) ([]Translation, error) {
+	return TranslateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, group)
+}
+
+// noteSync records what the last offset sync did for group.
+func (c *Checkpointer) noteSync(group, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.syncs == nil {
+		c.syncs = map[string]string{}
+	}
+	c.syncs[group] = what
+}
+
+// GroupState is what the checkpointer knows of one consumer group: the
+// translation of each committed offset (and why one did not translate),
+// whether a checkpoint exists for it, and what the last offset sync did.
+type GroupState struct {
+	Group string `json:"group"`
+	// Sync is what the last offset sync did, in words; empty before one
+	// (or without sync.group.offsets.enabled).
+	Sync       string                `json:"sync,omitempty"`
+	Partitions []GroupPartitionState `json:"partitions"`
+	Error      string                `json:"error,omitempty"`
+}
+
+// GroupPartitionState is one committed partition of a group.
+type GroupPartitionState struct {
+	Translation
+	Checkpointed bool `json:"checkpointed"` // a checkpoint for it is on the target
+}
+
+// Groups returns the state of every group the flow checkpoints, with a
+// fresh translation of each (one offset fetch per group on the source).
+func (c *Checkpointer) Groups(ctx context.Context) []GroupState {
+	c.mu.Lock()
+	groups := slices.Clone(c.groups)
+	stored := map[key]bool{}
+	for k := range c.store {
+		stored[k] = true
+	}
+	syncs := maps.Clone(c.syncs)
+	c.mu.Unlock()
+	out := make([]GroupState, 0, len(groups))
+	for _, g := range groups {
+		gs := GroupState{Group: g, Sync: syncs[g]}
+		ts, err := TranslateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, g)
+		if err != nil {
+			gs.Error = err.Error()
+		}
+		for _, t := range ts {
+			gs.Partitions = append(gs.Partitions, GroupPartitionState{Translation: t, Checkpointed: stored[key{g, t.RemoteTopic, t.Partition}]})
+		}
+		out = append(out, gs)
+	}
+	return out
 }
 
 // Status is a snapshot of the checkpointer.
@@ -314,11 +396,35 @@ type Status struct {
 	Emitted int64 `json:"checkpoints_emitted"`
 	Synced  int64 `json:"group_offsets_synced"`
 	Skipped int64 `json:"bad_records_skipped"`
+	// Current is when an emission last wrote or confirmed every group's
+	// checkpoints (zero before the first): the checkpoints' freshness.
+	Current time.Time `json:"current_at"`
+	// Latency is MM2's checkpoint-latency-ms: a checkpoint's creation to
+	// its produce ack, over the last minute.
+	Latency window.Stats `json:"checkpoint_latency"`
+	// Checkpointed lists every (group, remote topic, partition) with a
+	// checkpoint, sorted.
+	Checkpointed []GroupPartition `json:"-"`
+}
+
+// GroupPartition is a consumer group's partition of a remote topic.
+type GroupPartition struct {
+	Group     string
+	Topic     string
+	Partition int32
 }
 
 // Status returns a snapshot.
 func (c *Checkpointer) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Status{Groups: len(c.groups), Emitted: c.emitted.Load(), Synced: c.synced.Load(), Skipped: c.skipped.Load()}
+	st := Status{Groups: len(c.groups), Emitted: c.emitted.Load(), Synced: c.synced.Load(), Skipped: c.skipped.Load(),
+		Current: c.current, Latency: c.latency.Stats(time.Now())}
+	for k := range c.store {
+		st.Checkpointed = append(st.Checkpointed, GroupPartition{k.group, k.topic, k.partition})
+	}
+	slices.SortFunc(st.Checkpointed, func(a, b GroupPartition) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return st
 }

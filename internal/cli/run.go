@@ -89,11 +89,12 @@ func runUntilStopped(ctx context.Context, d *daemon.Daemon, shutdown time.Durati
 
 func newRunCmd(stderr io.Writer) *cobra.Command {
 	var (
-		cf         configFlags
-		lf         logFlags
-		shutdown   time.Duration
-		noTakeover bool
-		debugAddr  string
+		cf          configFlags
+		lf          logFlags
+		shutdown    time.Duration
+		noTakeover  bool
+		debugAddr   string
+		insecureAPI bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...]",
@@ -128,7 +129,15 @@ final progress and exits 0. A second signal exits at once.`,
 				}
 				defer stop()
 			}
-			d := daemon.New(cfg, daemon.Options{Logger: logger, Plan: plan, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover})
+			node, err := newNodeAPI(cfg)
+			if err != nil {
+				return err
+			}
+			d := daemon.New(cfg, daemon.Options{Logger: logger, Plan: plan, ShutdownTimeout: shutdown, NoMM2Takeover: noTakeover, Latency: node.latency})
+			if err := node.start(cmd.Context(), cfg, insecureAPI, d, logger); err != nil {
+				return err
+			}
+			defer node.close()
 			return runUntilStopped(cmd.Context(), d, shutdown, logger)
 		},
 	}
@@ -136,6 +145,7 @@ final progress and exits 0. A second signal exits at once.`,
 	lf.register(cmd, "info")
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); for troubleshooting")
+	cmd.Flags().BoolVar(&insecureAPI, "insecure-api", false, "serve the API on a non-loopback strait.api.listen without TLS or a bearer token")
 	cmd.Flags().BoolVar(&noTakeover, "no-mm2-takeover", false, "ignore a Java MirrorMaker 2's stored progress (mm2-offsets.<source>.internal) and start partitions without Strait progress by auto.offset.reset")
 	return cmd
 }

@@ -269,7 +269,9 @@ type Config struct {
 	Cluster  map[string]*Cluster // by alias
 	// Flows this node runs: every pair MM2's dedicated mode would create a
 	// herder for, restricted to targets in the --clusters selection.
-	Flows    []*Flow
+	Flows []*Flow
+	// Node is the process-wide settings: the API and metrics.
+	Node     Node
 	Warnings []Warning
 
 	secrets map[string]bool // file keys whose values are secret, for Describe

@@ -185,3 +185,68 @@ func originText(o Origin) string {
 	}
 	return fmt.Sprintf("line %d: %s", o.Line, o.Key)
 }
+
+// View is the resolved configuration as data, for the REST API: what
+// Describe prints, with the same redaction.
+type View struct {
+	Path     string                 `json:"path"`
+	Clusters map[string]ClusterView `json:"clusters"`
+	Flows    []FlowView             `json:"flows"`
+	Warnings []string               `json:"warnings"`
+}
+
+// ClusterView is one cluster of a View.
+type ClusterView struct {
+	BootstrapServers string `json:"bootstrap.servers"`
+	SecurityProtocol string `json:"security.protocol"`
+}
+
+// FlowView is one flow of a View: its effective settings and each client
+// role's properties, by key, with where each came from.
+type FlowView struct {
+	Name     string                   `json:"name"`
+	Enabled  bool                     `json:"enabled"`
+	Settings []SettingView            `json:"settings"`
+	Clients  map[string][]SettingView `json:"clients"`
+}
+
+// SettingView is one key's effective value and origin.
+type SettingView struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	From  string `json:"from"`
+}
+
+// View returns the resolved configuration with every secret redacted.
+func (c *Config) View() View {
+	v := View{Path: c.Path, Clusters: map[string]ClusterView{}, Flows: []FlowView{}, Warnings: []string{}}
+	for _, a := range c.Clusters {
+		cl := c.Cluster[a]
+		if cl == nil {
+			continue
+		}
+		bs := strings.Join(cl.BootstrapServers, ",")
+		if o, ok := cl.Consumer.Prop("bootstrap.servers"); ok && o.Secret {
+			bs = "[redacted]"
+		}
+		v.Clusters[a] = ClusterView{BootstrapServers: bs, SecurityProtocol: cl.SecurityProtocol}
+	}
+	for _, f := range c.Flows {
+		fv := FlowView{Name: f.Name(), Enabled: f.Enabled, Settings: []SettingView{}, Clients: map[string][]SettingView{}}
+		for _, s := range c.settings(f) {
+			fv.Settings = append(fv.Settings, SettingView{s.key, s.value, s.from})
+		}
+		for _, r := range flowRoles(f) {
+			props := []SettingView{}
+			for _, cp := range r.client.Props {
+				props = append(props, SettingView{cp.Key, cp.Display(), originText(cp.Origin)})
+			}
+			fv.Clients[r.name] = props
+		}
+		v.Flows = append(v.Flows, fv)
+	}
+	for _, w := range c.Warnings {
+		v.Warnings = append(v.Warnings, w.String())
+	}
+	return v
+}

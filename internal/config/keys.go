@@ -282,7 +282,8 @@ func isSecretKey(k string) bool {
 	k = strings.ToLower(k)
 	return strings.HasSuffix(k, "password") || strings.HasSuffix(k, "jaas.config") ||
 		strings.HasSuffix(k, "keystore.key") || strings.Contains(k, "secret") ||
-		strings.HasSuffix(k, "basic.auth.user.info") || strings.HasSuffix(k, "passphrase")
+		strings.HasSuffix(k, "basic.auth.user.info") || strings.HasSuffix(k, "passphrase") ||
+		strings.HasSuffix(k, "api.token")
 }
 
 // isClientPrefixed is MM2's `^(consumer|producer|admin).*` test that splits

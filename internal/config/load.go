@@ -106,6 +106,7 @@ func (l *loader) load(data []byte) {
 
 	l.readClusters()
 	l.scanKeys()
+	l.readNode()
 	if len(l.aliases) == 0 {
 		l.checkFiles()
 		return
@@ -315,7 +316,7 @@ func (l *loader) checkBootstrap(all []*Flow) {
 // checkFiles checks that every ssl.*.location names an existing file.
 func (l *loader) checkFiles() {
 	for _, e := range l.order {
-		if !strings.HasSuffix(e.key, "ssl.truststore.location") && !strings.HasSuffix(e.key, "ssl.keystore.location") {
+		if !strings.HasSuffix(e.key, "ssl.truststore.location") && !strings.HasSuffix(e.key, "ssl.keystore.location") && e.key != keyAPITLSCert && e.key != keyAPITLSKey {
 			continue
 		}
 		path := e.trimmed()

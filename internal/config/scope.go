@@ -106,6 +106,8 @@ func (l *loader) checkFlowSetting(e *entry, s, t, rest string) {
 	switch {
 	case rest == "enabled", rest == "emit.heartbeats.enabled":
 		l.checkRawBool(e)
+	case nodeKeys[rest]:
+		l.rep.warnf(e.origin(), "has no effect: %s is a setting of the whole process; set it at the top level, without the %s prefix", rest, flow)
 	case connectionKeys[rest]:
 		l.rep.warnf(e.origin(), "has no effect: MM2's clients take connection settings from the clusters, not from a flow; set %s.%s or %s.%s",
 			s, rest, t, rest)
@@ -168,6 +170,8 @@ func (l *loader) scanClusterKey(e *entry) bool {
 	case connectionKeys[rest], workerKeys[rest], hasAnyPrefix(rest, workerKeyPrefixes):
 		// Connection keys reach every client; worker keys configure the
 		// herders whose target is alias.
+	case nodeKeys[rest]:
+		l.rep.warnf(e.origin(), "has no effect: %s is a setting of the whole process; set it at the top level, without the %s. prefix", rest, alias)
 	case straitKeys[rest]:
 		s, t := l.example(alias)
 		l.rep.warnf(e.origin(), "has no effect: Strait reads %s at the top level or per flow (%s->%s.%s), not per cluster", rest, s, t, rest)
@@ -208,6 +212,8 @@ func (l *loader) scanTopKey(e *entry) {
 		l.checkRawBool(e)
 	case straitKeys[k], connectorKeys[k], strings.HasPrefix(k, "transforms."), strings.HasPrefix(k, "predicates."):
 		l.checkConnectorKey(e, k)
+	case nodeKeys[k]:
+		// readNode
 	case driverKeys[k], connectionKeys[k], strings.HasPrefix(k, "config.providers."):
 	case hasAnyPrefix(k, workerPrefixes):
 		// Copied into every herder's worker config.

@@ -39,6 +39,9 @@ type Options struct {
 	// Plan is the client plan of the config (kafkaclient.NewPlan), so that
 	// run builds exactly what check validated; nil plans it in Run.
 	Plan *kafkaclient.Plan
+	// Latency, when set, gives the replication latency observer (seconds)
+	// of a flow's remote partition (metrics.Registry.Latency).
+	Latency func(flow, remote string, partition int32) func(seconds float64)
 }
 
 // Daemon runs the flows of one config.
@@ -415,6 +418,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		MaxBuffered:            prodMap.Settings.BufferBytes,
 		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
 		IndexMaxSegments:       fc.IndexMaxSegments,
+		Latency:                d.latency(name),
 	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
 
 	interval := fc.RefreshTopicsInterval
@@ -516,6 +520,8 @@ type Status struct {
 // FlowStatus is a snapshot of one flow.
 type FlowStatus struct {
 	Name        string             `json:"name"`
+	Source      string             `json:"source"`
+	Target      string             `json:"target"`
 	Mirror      mirror.Status      `json:"mirror"`
 	Topics      []topics.Result    `json:"-"`
 	Checkpoints *checkpoint.Status `json:"checkpoints,omitempty"`
@@ -534,7 +540,7 @@ func (d *Daemon) Status() Status {
 		if f.mirror == nil {
 			continue
 		}
-		fs := FlowStatus{Name: f.cfg.Name(), Mirror: f.mirror.Status(), Topics: f.topics.Results()}
+		fs := FlowStatus{Name: f.cfg.Name(), Source: f.cfg.Source, Target: f.cfg.Target, Mirror: f.mirror.Status(), Topics: f.topics.Results()}
 		fs.BadInternalRecords = fs.Mirror.BadInternalRecords
 		if f.checkpoints != nil {
 			cs := f.checkpoints.Status()
@@ -544,6 +550,51 @@ func (d *Daemon) Status() Status {
 		st.Flows = append(st.Flows, fs)
 	}
 	return st
+}
+
+// ErrNoFlow is returned for a flow name the node does not run.
+var ErrNoFlow = errors.New("no such flow")
+
+// checkpointer returns the checkpointer of the named flow.
+func (d *Daemon) checkpointer(flow string) (*checkpoint.Checkpointer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, f := range d.flows {
+		if f.cfg.Name() == flow {
+			if f.checkpoints == nil {
+				return nil, fmt.Errorf("flow %s emits no checkpoints (emit.checkpoints.enabled is false, or it is a heartbeat-only pair)", flow)
+			}
+			return f.checkpoints, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q", ErrNoFlow, flow)
+}
+
+// Groups returns the checkpoint and sync state of every group of a flow.
+func (d *Daemon) Groups(ctx context.Context, flow string) ([]checkpoint.GroupState, error) {
+	c, err := d.checkpointer(flow)
+	if err != nil {
+		return nil, err
+	}
+	return c.Groups(ctx), nil
+}
+
+// Translate translates a group's committed offsets through a flow's index.
+func (d *Daemon) Translate(ctx context.Context, flow, group string) ([]checkpoint.Translation, error) {
+	c, err := d.checkpointer(flow)
+	if err != nil {
+		return nil, err
+	}
+	return c.Translate(ctx, group)
+}
+
+// latency is the flow's replication latency observer for mirror.Config,
+// nil without one.
+func (d *Daemon) latency(flow string) func(remote string, partition int32) func(float64) {
+	if d.opts.Latency == nil {
+		return nil
+	}
+	return func(remote string, partition int32) func(float64) { return d.opts.Latency(flow, remote, partition) }
 }
 
 func flowNames(flows []*flow) []string {

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -60,4 +61,49 @@ func classify(err error) errClass {
 // itself (max.request.size; franz-go reports it as MESSAGE_TOO_LARGE too).
 func tooLarge(err error) bool {
 	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
+}
+
+// errorCounts counts the errors the data plane met, by side and class,
+// for metrics. Counting never changes what happens.
+type errorCounts struct {
+	n [2][errShutdown + 1]atomic.Int64
+}
+
+// Sides of the data plane an error comes from.
+const (
+	sideFetch = iota
+	sideProduce
+)
+
+// count counts err (nil and shutdown errors are not counted).
+func (c *errorCounts) count(side int, err error) {
+	if c == nil || err == nil {
+		return
+	}
+	if k := classify(err); k != errShutdown {
+		c.n[side][k].Add(1)
+	}
+}
+
+// snapshot returns the counts by kind ("fetch_retriable", ...), only the
+// kinds seen.
+func (c *errorCounts) snapshot() map[string]int64 {
+	out := map[string]int64{}
+	for side, name := range []string{"fetch", "produce"} {
+		for k := range errShutdown {
+			if v := c.n[side][k].Load(); v > 0 {
+				out[name+"_"+errClassNames[k]] = v
+			}
+		}
+	}
+	return out
+}
+
+var errClassNames = [...]string{
+	errStop:          "fatal",
+	errRetry:         "retriable",
+	errRenewProducer: "producer_state",
+	errRejected:      "rejected",
+	errTruncated:     "truncated",
+	errShutdown:      "shutdown",
 }

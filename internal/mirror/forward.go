@@ -159,6 +159,7 @@ type forwardDeps struct {
 	// ToRecordPath continues a partition on the record path at offset.
 	ToRecordPath func(p *partition, offset int64, reason string)
 	Log          *slog.Logger
+	Errors       *errorCounts // nil counts nothing
 }
 
 type forwarder struct {
@@ -681,6 +682,7 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 	f.sharesAt = time.Time{} // queues grow now: count them again before the next fetch
 	if ev.err != nil {
 		if ctx.Err() == nil {
+			f.deps.Errors.count(sideFetch, ev.err)
 			f.log.Warn("fast path: fetch failed; retrying", "broker", ev.broker, "err", ev.err)
 			f.srcStale = true
 			for _, fp := range ev.parts {
@@ -709,6 +711,7 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *kmsg.FetchResponseTopicPartition) {
 	p := fp.p
 	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		f.deps.Errors.count(sideFetch, err)
 		switch classify(err) {
 		case errTruncated:
 			f.listTruncation(ctx, fp, err)
@@ -799,6 +802,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			return
 		}
 		fp.queue = append(fp.queue, &qbatch{data: b, h: h, seq: -1})
+		p.timing.fetched(h.FirstTimestamp, h.MaxTimestamp, int(h.NumRecords), time.Now())
 		fp.queueBytes += len(b)
 		f.buffered += int64(len(b))
 		fp.next = h.NextOffset()

@@ -79,6 +79,10 @@ type Config struct {
 	IndexMaxSegments int
 	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
 	ThrottleBytesPerSecond int64
+	// Latency, when set, gives the observer of a remote partition's
+	// replication latency in seconds (a histogram), called once per record
+	// acknowledged.
+	Latency func(remote string, partition int32) func(seconds float64)
 }
 
 // Clients are the Kafka clients of one flow's data plane.
@@ -164,6 +168,7 @@ type Mirror struct {
 
 	totals     totals
 	badRecords atomic.Int64 // undecodable records skipped in internal topics
+	errors     errorCounts  // Kafka errors met, by side and class (Status)
 }
 
 // New returns a Mirror; it starts nothing.
@@ -206,7 +211,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 			MaxBuffered:        cfg.MaxBuffered,
 		}, forwardDeps{
 			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
-			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"),
+			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
 		})
 	}
 	return m
@@ -336,6 +341,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	wg.Go(func() { m.poll(ctx) })
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
 	wg.Go(func() { m.commitLoop(ctx) })
+	wg.Go(func() { m.refreshEnds(ctx) })
 	if m.fwd != nil {
 		// The forwarder stops fetching with ctx and returns once its
 		// produce requests in flight are answered.
@@ -618,6 +624,7 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 	p := rc.p
 	m.shares.release(rc.leader, rc.size)
 	if err != nil {
+		m.errors.count(sideProduce, err)
 		if p.failRecord(rc.src, m.produceError(p, rc.src, r, err)) {
 			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
 			select {
@@ -627,11 +634,18 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		}
 		return
 	}
-	if !p.ackRecord(rc.src, r.Offset) {
+	copied, more := p.ackRecord(rc.src, r.Offset)
+	if !copied {
 		return
 	}
 	p.records.Add(1)
 	p.bytes.Add(rc.size)
+	ts := r.Timestamp.UnixMilli()
+	pending := int64(0)
+	if more {
+		pending = ts // the next in flight is no older: lag in seconds errs long
+	}
+	p.timing.copied(ts, 1, pending, time.Now())
 	m.totals.add(1, rc.size)
 }
 
@@ -657,6 +671,7 @@ func (m *Mirror) produceError(p *partition, src int64, r *kgo.Record, err error)
 }
 
 func (m *Mirror) fetchError(ctx context.Context, p *partition, err error) {
+	m.errors.count(sideFetch, err)
 	switch classify(err) {
 	case errShutdown:
 		return

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -53,17 +54,21 @@ type partition struct {
 
 	removed atomic.Bool  // its topic was deleted on the source
 	fast    atomic.Bool  // on the fast path (forwarder) rather than the record path
-	end     atomic.Int64 // source end offset (LSO when read_committed) seen in the last fetch
+	end     atomic.Int64 // source end offset (LSO when read_committed): the last fetch's or listing's; -1 before either
 	records atomic.Int64 // records acknowledged by the target
-	bytes   atomic.Int64 // key+value+header bytes acknowledged
+	bytes   atomic.Int64 // key+value+header bytes acknowledged (record path), batch bytes (fast path)
+
+	timing timing // record timestamps: latency, age, lag in seconds
 }
 
 func newPartition(ts *topicState, num int32, initial bool, idx *offsets.Partition, lagMax int64, produceCtx context.Context) *partition {
-	return &partition{
+	p := &partition{
 		topic: ts, num: num, initial: initial, ctx: produceCtx,
 		acked: -1, began: -1, committed: -1, halt: math.MaxInt64,
 		idx: idx, syncs: offsets.NewSyncEmitter(lagMax),
 	}
+	p.end.Store(-1)
+	return p
 }
 
 // recordCtx travels with one record through the producer: its partition
@@ -120,7 +125,20 @@ func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64) (
 		p.inflight++
 		out = append(out, r)
 	}
+	p.fetchedRecords(out)
 	return out, nil
+}
+
+// fetchedRecords feeds the records entering the record path to timing.
+func (p *partition) fetchedRecords(recs []*kgo.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	newest := recs[0].Timestamp.UnixMilli()
+	for _, r := range recs[1:] {
+		newest = max(newest, r.Timestamp.UnixMilli())
+	}
+	p.timing.fetched(recs[0].Timestamp.UnixMilli(), newest, len(recs), time.Now())
 }
 
 // batchSizeAlone is the size of an uncompressed v2 batch holding only r,
@@ -160,13 +178,14 @@ func (p *partition) markerAt(offset int64) {
 }
 
 // ackRecord records that the record at source offset src is at target
-// offset tgt. It reports whether the record counts as copied.
-func (p *partition) ackRecord(src, tgt int64) bool {
+// offset tgt. It reports whether the record counts as copied, and whether
+// records are still in flight after it.
+func (p *partition) ackRecord(src, tgt int64) (copied, more bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
 	if src >= p.halt || src < p.acked {
-		return false
+		return false, p.inflight > 0
 	}
 	p.idx.Ack(src, tgt)
 	p.syncs.Ack(src, tgt)
@@ -174,7 +193,7 @@ func (p *partition) ackRecord(src, tgt int64) bool {
 	if p.inflight == 0 && p.skipTo > p.acked {
 		p.advance(p.skipTo)
 	}
-	return true
+	return true, p.inflight > 0
 }
 
 // failRecord records that the record at source offset src was not

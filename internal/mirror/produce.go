@@ -254,6 +254,7 @@ func (f *forwarder) applySkips(fp *fastPart) {
 func (f *forwarder) handleProduce(ev produceDone) {
 	now := time.Now()
 	if ev.err != nil && !errors.Is(ev.err, context.Canceled) {
+		f.deps.Errors.count(sideProduce, ev.err)
 		f.log.Warn("fast path: produce failed; retrying", "broker", ev.lane.broker, "err", ev.err)
 		f.dstStale = true
 	}
@@ -270,6 +271,7 @@ func (f *forwarder) handleProduce(ev produceDone) {
 				answered[key] = true
 				res := sendResult{state: sendAcked, base: rp.BaseOffset}
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					f.deps.Errors.count(sideProduce, err)
 					if rp.ErrorMessage != nil && *rp.ErrorMessage != "" {
 						// The broker's message says what it expected (an out-of-order
 						// sequence names the incoming and the current sequence).
@@ -420,8 +422,22 @@ func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
 	p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
 	p.records.Add(int64(q.h.NumRecords))
 	p.bytes.Add(int64(len(q.data)))
+	p.timing.copied(q.h.MaxTimestamp, int(q.h.NumRecords), fp.oldestPending(), time.Now())
 	f.deps.Totals.add(int64(q.h.NumRecords), int64(len(q.data)))
 	f.applySkips(fp)
+}
+
+// oldestPending is the first timestamp of the partition's oldest batch
+// fetched and not acknowledged (sent first, then queued), 0 when none.
+func (fp *fastPart) oldestPending() int64 {
+	for _, l := range [][]*qbatch{fp.sent, fp.queue} {
+		for _, q := range l {
+			if !q.skip {
+				return q.h.FirstTimestamp
+			}
+		}
+	}
+	return 0
 }
 
 // retry waits a backoff before the partition sends its queue head again.

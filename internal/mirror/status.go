@@ -2,6 +2,9 @@ package mirror
 
 import (
 	"sort"
+	"time"
+
+	"strait/internal/window"
 )
 
 // PartitionStatus is a snapshot of one replicated partition.
@@ -19,7 +22,27 @@ type PartitionStatus struct {
 	Records   int64  `json:"records"`   // records copied by this process
 	Bytes     int64  `json:"bytes"`
 	Error     string `json:"error,omitempty"`
+	// State is "starting" (no position yet), "flowing" (records wait),
+	// "caught-up" or "stopped" (Error says why).
+	State string `json:"state"`
+	// LagSeconds is the age of the oldest record not copied (timing), 0
+	// when caught up, -1 when records wait and no timestamp is known yet.
+	LagSeconds float64 `json:"lag_seconds"`
+	// LastCopiedMs is the newest record timestamp copied, 0 before any.
+	LastCopiedMs int64 `json:"last_copied_timestamp_ms"`
+	// Latency is the replication latency (acknowledgement minus record
+	// timestamp) and Age the record age at fetch, over the last minute.
+	Latency window.Stats `json:"replication_latency"`
+	Age     window.Stats `json:"record_age"`
 }
+
+// Partition states.
+const (
+	StateStarting = "starting"
+	StateFlowing  = "flowing"
+	StateCaughtUp = "caught-up"
+	StateStopped  = "stopped"
+)
 
 // Status is a snapshot of the flow's data plane.
 type Status struct {
@@ -32,12 +55,17 @@ type Status struct {
 	// index and MM2's offsets topic.
 	BadInternalRecords int64             `json:"bad_internal_records"`
 	Partitions         []PartitionStatus `json:"partitions"`
+	// Errors counts the Kafka errors met by kind: the side (fetch or
+	// produce) and what Strait does about it (retriable, producer_state,
+	// rejected, truncated, fatal), e.g. "produce_retriable".
+	Errors map[string]int64 `json:"errors"`
 }
 
 // Status returns a snapshot. Lag is based on the end offsets seen in fetch
 // responses, so it is as fresh as the last fetch of each partition.
 func (m *Mirror) Status() Status {
-	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load()}
+	now := time.Now()
+	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot()}
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range t.parts {
@@ -54,11 +82,23 @@ func (m *Mirror) Status() Status {
 				ps.Error = err.Error()
 				st.Failed++
 			}
-			if e := p.end.Load(); e > 0 {
+			if e := p.end.Load(); e >= 0 {
 				ps.End = e
 				if ps.Next >= 0 && e > ps.Next {
 					ps.Lag = e - ps.Next
 				}
+			}
+			ps.Latency, ps.Age, ps.LastCopiedMs = p.timing.stats(now)
+			ps.LagSeconds = p.timing.lagSeconds(ps.Lag, now)
+			switch {
+			case err != nil:
+				ps.State = StateStopped
+			case next < 0 && p.uncopied() < 0:
+				ps.State = StateStarting
+			case ps.Lag > 0 || ps.End < 0:
+				ps.State = StateFlowing
+			default:
+				ps.State = StateCaughtUp
 			}
 			st.Lag += ps.Lag
 			st.Partitions = append(st.Partitions, ps)

@@ -1,0 +1,277 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"strait/internal/checkpoint"
+	"strait/internal/config"
+	"strait/internal/daemon"
+	"strait/internal/mirror"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const testConfig = `clusters = A, B
+A.bootstrap.servers = a:9092
+B.bootstrap.servers = b:9092
+B.security.protocol = SASL_PLAINTEXT
+B.sasl.mechanism = PLAIN
+B.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="canary-api-secret";
+A->B.enabled = true
+topics = orders, audit
+replication.factor = 1
+sync.topic.configs.enabled = false
+sync.topic.acls.enabled = false
+`
+
+type fakeNode struct {
+	st     daemon.Status
+	panics bool
+}
+
+func (n *fakeNode) Status() daemon.Status {
+	if n.panics {
+		panic("boom in the node")
+	}
+	return n.st
+}
+
+func (n *fakeNode) Groups(_ context.Context, flow string) ([]checkpoint.GroupState, error) {
+	if flow != "A->B" {
+		return nil, daemon.ErrNoFlow
+	}
+	return []checkpoint.GroupState{{Group: "g1", Sync: "synced 1 partition offsets", Partitions: []checkpoint.GroupPartitionState{
+		{Translation: checkpoint.Translation{Topic: "orders", Partition: 0, Upstream: 40, RemoteTopic: "A.orders", Downstream: 40, Status: "exact"}, Checkpointed: true},
+	}}}, nil
+}
+
+func (n *fakeNode) Translate(_ context.Context, flow, group string) ([]checkpoint.Translation, error) {
+	if flow != "A->B" {
+		return nil, daemon.ErrNoFlow
+	}
+	if group == "down" {
+		return nil, errors.New("listing offsets of group \"down\" on A: broker unreachable")
+	}
+	return []checkpoint.Translation{{Topic: "orders", Partition: 0, Upstream: 40, RemoteTopic: "A.orders", Downstream: 40, Status: "exact"}}, nil
+}
+
+func testStatus(now time.Time) daemon.Status {
+	return daemon.Status{Flows: []daemon.FlowStatus{{
+		Name: "A->B", Source: "A", Target: "B",
+		Mirror: mirror.Status{Flow: "A->B", Records: 157, Bytes: 1570, Partitions: []mirror.PartitionStatus{
+			{Topic: "orders", Remote: "A.orders", Partition: 0, Path: "fast", State: mirror.StateFlowing, Next: 100, End: 105, Lag: 5, LagSeconds: 2.5, Records: 100, Bytes: 1000},
+			{Topic: "orders", Remote: "A.orders", Partition: 1, Path: "fast", State: mirror.StateCaughtUp, Next: 50, End: 50, Records: 50, Bytes: 500},
+			{Topic: "audit", Remote: "A.audit", Partition: 0, Path: "record", State: mirror.StateStopped, Next: 7, End: 10, Lag: 3, LagSeconds: -1, Records: 7, Bytes: 70,
+				Error: "writing audit[0] offset 7 to A.audit: TOPIC_AUTHORIZATION_FAILED"},
+		}},
+		Checkpoints: &checkpoint.Status{Groups: 1, Emitted: 4, Synced: 2, Current: now.Add(-3 * time.Second)},
+	}}}
+}
+
+func newTestServer(t *testing.T, token string) (*httptest.Server, *fakeNode) {
+	t.Helper()
+	cfg, err := config.Parse("mm2.properties", []byte(testConfig), config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	node := &fakeNode{st: testStatus(now)}
+	hist := NewHistory(node.Status, 5*time.Second, 10)
+	// Two samples 10 s apart: 100 records and 1,000 bytes more in the second.
+	first := testStatus(now)
+	first.Flows[0].Mirror.Records, first.Flows[0].Mirror.Bytes = 57, 570
+	first.Flows[0].Mirror.Partitions[0].Next = 0 // the backlog of orders[0] was 0..105 at start
+	node.st = first
+	hist.Sample(time.Unix(1000, 0))
+	node.st = testStatus(now)
+	hist.Sample(time.Unix(1010, 0))
+	s := &Server{opts: Options{Node: node, Config: cfg, History: hist, Token: token, WorkerID: "127.0.0.1:8083",
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "strait_up 1\n") })}}
+	s.opts.Log = discard()
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, node
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 && ct != "application/json" {
+		t.Errorf("GET %s: error answer has Content-Type %q, want application/json", url, ct)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// Golden answers of every endpoint (checkpoint ages vary with the clock,
+// so that field is masked).
+func TestEndpointsGolden(t *testing.T) {
+	ts, _ := newTestServer(t, "")
+	for _, c := range []struct {
+		path, golden string
+		code         int
+	}{
+		{"/healthz", "healthz.json", 200},
+		{"/readyz", "readyz.json", 503},
+		{"/api/v1/flows", "flows.json", 200},
+		{"/api/v1/partitions", "partitions.json", 200},
+		{"/api/v1/partitions?flow=X->Y", "partitions-unknown-flow.json", 404},
+		{"/api/v1/history", "history.json", 200},
+		{"/api/v1/groups", "groups.json", 200},
+		{"/api/v1/offsets/translate?group=g1", "translate.json", 200},
+		{"/api/v1/offsets/translate", "translate-no-group.json", 400},
+		{"/api/v1/offsets/translate?group=down", "translate-down.json", 502},
+		{"/api/v1/offsets/translate?flow=X->Y&group=g1", "translate-unknown-flow.json", 404},
+		{"/api/v1/config", "config.json", 200},
+		{"/connectors", "connectors.json", 200},
+		{"/connectors?expand=status", "connectors-expand-status.json", 200},
+		{"/connectors?expand=bogus", "connectors-expand-bogus.json", 400},
+		{"/connectors/MirrorSourceConnector", "source-info.json", 200},
+		{"/connectors/MirrorSourceConnector/status", "source-status.json", 200},
+		{"/connectors/MirrorCheckpointConnector/status", "checkpoint-status.json", 200},
+		{"/connectors/MirrorSourceConnector/config", "source-config.json", 200},
+		{"/connectors/MirrorSourceConnector/tasks", "source-tasks.json", 200},
+		{"/connectors/NoSuchConnector/status", "unknown-connector.json", 404},
+		{"/no/such/path", "unknown-path.json", 404},
+		{"/", "index.json", 200},
+	} {
+		code, body := get(t, ts.URL+c.path, "")
+		if code != c.code {
+			t.Errorf("GET %s: %d, want %d: %s", c.path, code, c.code, body)
+		}
+		body = maskAge(body)
+		path := filepath.Join("testdata", c.golden)
+		if *update {
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test ./internal/api -update writes it)", err)
+		}
+		if body != string(want) {
+			t.Errorf("GET %s differs from %s:\n%s", c.path, path, body)
+		}
+		if strings.Contains(body, "canary-api-secret") {
+			t.Errorf("GET %s shows the SASL password", c.path)
+		}
+	}
+}
+
+// maskAge replaces the clock-dependent checkpoint age.
+func maskAge(body string) string {
+	var out []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.Contains(line, `"checkpoint_age_seconds": `) && !strings.Contains(line, "null") {
+			line = line[:strings.Index(line, ":")+1] + " \"(masked)\","
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestTokenAndMethods(t *testing.T) {
+	ts, node := newTestServer(t, "s3cret")
+	for _, c := range []struct {
+		path, token string
+		code        int
+		msg         string
+	}{
+		{"/api/v1/flows", "", 401, "missing bearer token"},
+		{"/api/v1/flows", "wrong", 401, "wrong bearer token"},
+		{"/metrics", "", 401, "missing bearer token"},
+		{"/connectors", "", 401, "missing bearer token"},
+		{"/api/v1/flows", "s3cret", 200, `"name": "A->B"`},
+		{"/metrics", "s3cret", 200, "strait_up 1"},
+		{"/healthz", "", 200, "alive"}, // probes carry no token
+		{"/readyz", "", 503, "audit[0] stopped"},
+	} {
+		code, body := get(t, ts.URL+c.path, c.token)
+		if code != c.code || !strings.Contains(body, c.msg) {
+			t.Errorf("GET %s with token %q: %d %s; want %d with %q", c.path, c.token, code, body, c.code, c.msg)
+		}
+	}
+	resp, err := http.Post(ts.URL+"/connectors", "application/json", strings.NewReader(`{"name":"x","config":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || !strings.Contains(string(b), "read-only") {
+		t.Errorf("POST /connectors: %d %s; want 405, read-only", resp.StatusCode, b)
+	}
+	// A panic is a JSON error without a stack trace.
+	node.panics = true
+	code, body := get(t, ts.URL+"/api/v1/flows", "s3cret")
+	var e ErrorView
+	if code != 500 || json.Unmarshal([]byte(body), &e) != nil || strings.Contains(body, "goroutine") || strings.Contains(body, "boom") {
+		t.Errorf("a handler panic answered %d %s; want a 500 JSON error with no stack trace", code, body)
+	}
+}
+
+func TestCheckSecurity(t *testing.T) {
+	for _, c := range []struct {
+		listen, token, cert, key string
+		insecure                 bool
+		want                     string
+	}{
+		{"127.0.0.1:8083", "", "", "", false, ""},
+		{"localhost:8083", "", "", "", false, ""},
+		{"[::1]:8083", "", "", "", false, ""},
+		{"0.0.0.0:8083", "", "", "", false, "no TLS (strait.api.tls.cert.file and strait.api.tls.key.file) and no a bearer token"},
+		{"0.0.0.0:8083", "t", "", "", false, "has no TLS"},
+		{"0.0.0.0:8083", "", "c.pem", "k.pem", false, "has no a bearer token"},
+		{"0.0.0.0:8083", "t", "c.pem", "k.pem", false, ""},
+		{"0.0.0.0:8083", "", "", "", true, ""},
+		{"10.0.0.5:8083", "", "c.pem", "", false, "go together"},
+		{"8083", "", "", "", false, "want host:port"},
+	} {
+		err := CheckSecurity(c.listen, c.token, c.cert, c.key, c.insecure)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v, want accepted", c, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: %v, want an error with %q", c, err, c.want)
+		}
+	}
+}
+
+// Listen refuses a non-loopback address without TLS and a token before
+// binding anything.
+func TestListenRefusesAnExposedAPI(t *testing.T) {
+	_, err := Listen(Options{Listen: "0.0.0.0:0", Node: &fakeNode{}})
+	if err == nil || !strings.Contains(err.Error(), "--insecure-api") {
+		t.Fatalf("Listen on 0.0.0.0 without TLS or token: %v; want a refusal naming --insecure-api", err)
+	}
+	s, err := Listen(Options{Listen: "127.0.0.1:0", Node: &fakeNode{st: testStatus(time.Now())}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if code, _ := get(t, s.URL()+"/healthz", ""); code != 200 {
+		t.Fatalf("healthz on a started server: %d", code)
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
