@@ -1,15 +1,44 @@
-# Strait: make fmt lint test test-integration test-faults fuzz bench ci
+# Strait: make build release image fmt lint test test-integration test-faults fuzz bench ci
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 BENCHFLAGS  ?=
 
-.PHONY: all build fmt lint test test-integration test-faults fuzz bench ci demo
+# The version and commit `strait version` prints, linked into every build below.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION := $(VERSION)
+COMMIT  := $(COMMIT)
+LDFLAGS := -X strait/internal/cli.buildVersion=$(VERSION) -X strait/internal/cli.buildCommit=$(COMMIT)
+# Static (no libc: it runs on scratch and any distribution) and trimpath (no build paths).
+GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: all build release image fmt lint test test-integration test-faults fuzz bench ci demo
 
 all: build
 
 build:
-	$(GO) build -o bin/strait ./cmd/strait
+	$(GOBUILD) -ldflags '$(LDFLAGS)' -o bin/strait ./cmd/strait
+
+# dist/strait-VERSION-OS-ARCH for every release platform, stripped of debug info, and
+# dist/SHA256SUMS over exactly those four (check with: cd dist && sha256sum -c SHA256SUMS).
+release:
+	@set -e; mkdir -p dist; rm -f dist/SHA256SUMS; files=; \
+	for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; out=strait-$(VERSION)-$$os-$$arch; \
+		rm -f dist/strait-*-$$os-$$arch; \
+		echo "build dist/$$out"; \
+		GOOS=$$os GOARCH=$$arch $(GOBUILD) -ldflags '-s -w $(LDFLAGS)' -o dist/$$out ./cmd/strait; \
+		files="$$files $$out"; \
+	done; \
+	cd dist && sha256sum $$files > SHA256SUMS && cat SHA256SUMS
+
+# The container image (Dockerfile, FROM scratch), built with buildah from Debian's packages
+# into dist/ as an archive for docker/podman load, then checked against bin/strait.
+image: build
+	VERSION='$(VERSION)' COMMIT='$(COMMIT)' scripts/image.sh build
+	VERSION='$(VERSION)' COMMIT='$(COMMIT)' scripts/image.sh check
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -66,4 +95,4 @@ demo:
 	$(GO) run ./cmd/strait demo
 
 # Everything CI runs.
-ci: lint test test-integration test-faults fuzz
+ci: lint test test-integration test-faults fuzz image

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -58,6 +59,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newCheckCmd(stdout),
 		newDemoCmd(stdout, stderr),
 		newOffsetsCmd(stdout),
+		newStatusCmd(stdout),
 		newVersionCmd(stdout),
 	)
 	return root
@@ -92,28 +94,60 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version and the commit it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintln(stdout, "strait", Version())
+			fmt.Fprintf(stdout, "strait %s (commit %s, %s, %s/%s)\n", Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}
 }
 
-// Version returns the module version, or the VCS revision of a dev build.
+// buildVersion and buildCommit are set at link time by the Makefile
+// (-X strait/internal/cli.buildVersion=... -X strait/internal/cli.buildCommit=...)
+// from git describe and git rev-parse. A plain go build leaves them empty,
+// and Version and Commit fall back to the build info.
+var (
+	buildVersion string
+	buildCommit  string
+)
+
+// Version returns the version Strait was built as: the Makefile's git
+// describe, else the module version, else "dev".
 func Version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+	}
+	return "dev"
+}
+
+// Commit returns the commit Strait was built from: the Makefile's git
+// rev-parse, else the VCS revision go build stamped (with "-dirty" for a
+// modified tree), else "unknown" (go build -buildvcs=false, or no git).
+func Commit() string {
+	if buildCommit != "" {
+		return buildCommit
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
+	var rev, dirty string
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "dev-" + s.Value[:12]
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
 		}
 	}
-	return "dev"
+	if rev == "" {
+		return "unknown"
+	}
+	return rev + dirty
 }
