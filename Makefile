@@ -64,6 +64,7 @@ test:
 test-integration:
 	scripts/kafka.sh fetch
 	scripts/kdc.sh install
+	scripts/chromium.sh install
 	$(GO) test -tags integration -count=1 -p 1 -timeout 30m ./...
 
 # Fault tests (internal/faults, build tag faults): the strait binary against real brokers
