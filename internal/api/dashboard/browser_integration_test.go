@@ -216,7 +216,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // Authorization header and says how to open it with one.
 func TestDashboardAsksForTheToken(t *testing.T) {
 	node, srv := newFakeNode(t, token, false)
-	dashboardtest.CheckAsksForToken(t, srv.URL)
+	dashboardtest.CheckAsksForToken(t, srv.URL, artifact(t, "dashboard-no-token.png"))
 	authorized, refused, sentHeader := node.counts()
 	if refused == 0 || authorized != 0 || sentHeader != 0 {
 		t.Errorf("the fake API saw %d requests with the token, %d without, %d of them with some Authorization header; want only requests with no header", authorized, refused, sentHeader)

@@ -61,9 +61,6 @@ func Handler() http.Handler {
 			return
 		}
 		name := r.URL.Path
-		if name == "/" {
-			name = "/static/index.html"
-		}
 		f, ok := files[name]
 		if !ok {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("no dashboard file %s; the dashboard is at /", r.URL.Path))
@@ -84,7 +81,7 @@ func Handler() http.Handler {
 }
 
 // load reads every embedded file, keyed by the URL path it is served at
-// (/static/app.js).
+// (/ for the page, /static/app.js for the others).
 func load() (map[string]file, error) {
 	files := map[string]file{}
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
@@ -100,7 +97,13 @@ func load() (map[string]file, error) {
 			return fmt.Errorf("%s: no content type for %q files", p, path.Ext(p))
 		}
 		sum := sha256.Sum256(body)
-		files["/"+p] = file{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		// The page is served at / only: its relative paths (static/app.js,
+		// api/v1/flows) resolve from there.
+		name := "/" + p
+		if p == "static/index.html" {
+			name = "/"
+		}
+		files[name] = file{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 		return nil
 	})
 	return files, err

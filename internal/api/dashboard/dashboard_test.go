@@ -114,7 +114,9 @@ var vendorBanner = regexp.MustCompile(`^/\*! https://github\.com/leeoniya/uPlot 
 // TestNoExternalURLs: nothing the page loads comes from another host (no
 // CDN), so the dashboard works on a node with no internet access.
 func TestNoExternalURLs(t *testing.T) {
-	url := regexp.MustCompile(`(?i)https?://|(src|href)\s*=\s*["']?//|url\(\s*["']?//|@import`)
+	// A scheme, a protocol-relative reference in an attribute, a CSS url()
+	// or any quoted string, or a CSS import.
+	url := regexp.MustCompile(`(?i)https?://|(src|href)\s*=\s*["']?//|url\(\s*["']?//|["'` + "`" + `]//[a-z0-9]|@import`)
 	n := 0
 	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -195,6 +197,7 @@ func TestOtherRequestsAreJSONErrors(t *testing.T) {
 		{http.MethodGet, "/nope", http.StatusNotFound},
 		{http.MethodGet, "/static/", http.StatusNotFound},
 		{http.MethodGet, "/static/missing.js", http.StatusNotFound},
+		{http.MethodGet, "/static/index.html", http.StatusNotFound}, // its relative paths work from / only
 		{http.MethodGet, "/static/../dashboard.go", http.StatusNotFound},
 		{http.MethodPost, "/", http.StatusMethodNotAllowed},
 	}

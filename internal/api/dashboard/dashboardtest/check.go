@@ -56,6 +56,7 @@ type Partition struct {
 	Partition int32  `json:"partition"`
 }
 
+// String names p in failure messages: "A->B orders[3]".
 func (p Partition) String() string { return fmt.Sprintf("%s %s[%d]", p.Flow, p.Topic, p.Partition) }
 
 // Stopped is a stopped partition and a part of its error text.
@@ -70,7 +71,7 @@ type Checkpoint struct {
 	Stale bool // older than the page's 2-minute threshold
 }
 
-// Window is the browser's viewport; screenshots are this wide.
+// The browser's viewport: screenshots are this wide.
 const (
 	windowWidth  = 1280
 	windowHeight = 900
@@ -87,6 +88,17 @@ func Check(t testing.TB, baseURL, token, screenshotPath string, want Want) {
 		timeout = 30 * time.Second
 	}
 	tab, faults := openTab(t)
+	defer func() {
+		// Also when a wait failed: an exception is usually why.
+		seen := faults.list()
+		for i, f := range seen {
+			if i == 10 {
+				t.Errorf("and %d more", len(seen)-i)
+				break
+			}
+			t.Errorf("the page reported: %s", f)
+		}
+	}()
 
 	target := strings.TrimRight(baseURL, "/") + "/"
 	if token != "" {
@@ -127,19 +139,22 @@ func Check(t testing.TB, baseURL, token, screenshotPath string, want Want) {
 		t.Fatalf("reading the page: %v", err)
 	}
 	checkSnapshot(t, s, token, want)
-	for _, f := range faults.list() {
-		t.Errorf("the page reported: %s", f)
-	}
 }
 
 // CheckAsksForToken opens baseURL with no token, on a node that asks for
-// one, and checks that the page says to open it with #token=.
-func CheckAsksForToken(t testing.TB, baseURL string) {
+// one, checks that the page says to open it with #token=, and saves a
+// screenshot to screenshotPath unless it is empty.
+func CheckAsksForToken(t testing.TB, baseURL, screenshotPath string) {
 	t.Helper()
 	tab, _ := openTab(t)
 	if err := chromedp.Do(tab, chromedp.Navigate(strings.TrimRight(baseURL, "/")+"/")); err != nil {
 		t.Fatalf("opening the dashboard at %s: %v", baseURL, err)
 	}
+	defer func() {
+		if screenshotPath != "" {
+			saveScreenshot(t, tab, screenshotPath)
+		}
+	}()
 	shown := `(() => { const b = document.getElementById("banner"); return b && !b.hidden && b.textContent; })()`
 	if err := wait(tab, 30*time.Second, shown); err != nil {
 		t.Fatalf("the page showed no message about the missing token: %v", err)
@@ -405,8 +420,8 @@ func openTab(t testing.TB) (context.Context, *faults) {
 	t.Cleanup(func() {
 		cancelTab()
 		cancelAlloc() // waits for the browser to exit and removes its profile directory
-		if t.Failed() {
-			t.Logf("chromium's output:\n%s", out.String())
+		if s := out.String(); t.Failed() && s != "" {
+			t.Logf("chromium's output:\n%s", s)
 		}
 	})
 	// Start the browser and the tab with no deadline, so that only the

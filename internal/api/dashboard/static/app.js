@@ -472,6 +472,9 @@
         " (the value of strait.api.token); the page keeps it for this tab only. The node said: ",
         el("q", null, err.message),
       );
+    } else if (err.drawing) {
+      b.dataset.kind = "error";
+      b.replaceChildren(el("strong", null, "The page could not draw the node's answer: "), err.message, ". The browser's console has the details.");
     } else {
       b.dataset.kind = "error";
       b.replaceChildren(el("strong", null, "Cannot read the node's API: "), err.message, err.status ? " (HTTP " + err.status + ")" : "", ". Retrying every 2 s; the figures below are from the last good answer.");
@@ -503,8 +506,9 @@
       state.lastUpdate = Date.now();
       state.okPolls++;
     } catch (e) {
-      if (!(e instanceof APIError)) console.error("dashboard: drawing the node's answer:", e);
-      state.error = { status: e.status || 0, message: e.message || String(e) };
+      const drawing = !(e instanceof APIError); // a defect of this page, not of the node
+      if (drawing) console.error("dashboard: drawing the node's answer:", e);
+      state.error = { status: e.status || 0, message: e.message || String(e), drawing };
     }
     state.polls++;
     showBanner(state.error);
