@@ -27,6 +27,13 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
+// configError is bad input that is not the command line: a configuration
+// file with problems. It exits like a usage error, without the pointer to
+// --help: its problems say what to fix.
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
+
 // Main runs strait with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -34,13 +41,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
 	fmt.Fprintf(stderr, "strait: %v\n", err)
+	var ce configError
+	if errors.As(err, &ce) {
+		return ExitUsage
+	}
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		// One line, never the whole help: the error is what to read.
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return ExitUsage
 	}
 	return ExitFailure
@@ -61,6 +74,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newOffsetsCmd(stdout),
 		newStatusCmd(stdout),
 		newVersionCmd(stdout),
+		newImportCmd(stdout, stderr),
 	)
 	return root
 }

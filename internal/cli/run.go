@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,19 +18,33 @@ import (
 )
 
 // configFlags are the flags that select a config file and its clusters,
-// accepting MM2's own form too: `strait run mm2.properties --clusters A B`.
+// accepting MM2's own form too: `strait run mm2.properties --clusters A B`,
+// and the command line of the MM2 guide, which connect-mirror-maker.sh
+// rejects (its per-cluster files and --whitelist are MirrorMaker 1's):
+//
+//	--clusters SOURCE,TARGET --source-cluster-config source.properties
+//	--target-cluster-config target.properties --whitelist '.*' --config mm2.properties
 type configFlags struct {
-	file     string
-	clusters []string
+	file       string
+	clusters   []string
+	sourceFile string // --source-cluster-config: the keys of the first --clusters alias
+	targetFile string // --target-cluster-config: the keys of the second
+	whitelist  string
+
+	overlays []config.Overlay // what the guide's flags add to the file, built by resolve
 }
 
 func (c *configFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&c.file, "config", "c", "", "MM2 properties file (or give it as the first argument)")
-	cmd.Flags().StringSliceVar(&c.clusters, "clusters", nil, "run only the flows whose target is one of these aliases (MM2's --clusters)")
+	cmd.Flags().StringSliceVar(&c.clusters, "clusters", nil, "run only the flows whose target is one of these aliases (MM2's --clusters); with the per-cluster files, SOURCE,TARGET in that order")
+	cmd.Flags().StringVar(&c.sourceFile, "source-cluster-config", "", "a file of client settings for the source cluster, read as <SOURCE>.<key> (the MM2 guide's form; needs --clusters SOURCE,TARGET)")
+	cmd.Flags().StringVar(&c.targetFile, "target-cluster-config", "", "a file of client settings for the target cluster, read as <TARGET>.<key> (the MM2 guide's form; needs --clusters SOURCE,TARGET)")
+	cmd.Flags().StringVar(&c.whitelist, "whitelist", "", "MirrorMaker 1's topic regex, read as topics = REGEX")
 }
 
 // resolve applies positional arguments: the first is the config file when
 // -c is absent; further ones are more --clusters aliases, as MM2 takes them.
+// It then turns the guide's flags into overlays of the file.
 func (c *configFlags) resolve(cmd *cobra.Command, args []string) error {
 	if c.file == "" && len(args) > 0 {
 		c.file, args = args[0], args[1:]
@@ -42,7 +58,52 @@ func (c *configFlags) resolve(cmd *cobra.Command, args []string) error {
 		}
 		c.clusters = append(c.clusters, args...)
 	}
+	return c.guideOverlays(cmd)
+}
+
+// guideOverlays reads the MM2 guide's flags. The per-cluster files name the
+// direction SOURCE->TARGET (--clusters in that order), so the flow is
+// enabled, as the guide means; --clusters keeps MM2's meaning too (the
+// flows whose target it names), which with both aliases of the pair keeps
+// every flow between them. The command line wins over the file: a key set
+// in both is taken from the command line, with a warning.
+func (c *configFlags) guideOverlays(cmd *cobra.Command) error {
+	perCluster := cmd.Flags().Changed("source-cluster-config") || cmd.Flags().Changed("target-cluster-config")
+	if perCluster {
+		if len(c.clusters) != 2 {
+			return usageError{fmt.Errorf("--source-cluster-config and --target-cluster-config need --clusters SOURCE,TARGET: the two aliases, source first (got %d: %q)", len(c.clusters), c.clusters)}
+		}
+		for i, f := range []struct{ flag, file string }{{"--source-cluster-config", c.sourceFile}, {"--target-cluster-config", c.targetFile}} {
+			if !cmd.Flags().Changed(strings.TrimPrefix(f.flag, "--")) {
+				continue
+			}
+			data, err := os.ReadFile(f.file)
+			if err != nil {
+				return usageError{fmt.Errorf("%s %s: %w", f.flag, f.file, err)}
+			}
+			c.overlays = append(c.overlays, config.Overlay{Name: f.file, Prefix: c.clusters[i] + ".", Data: data})
+		}
+		c.overlays = append(c.overlays, config.Overlay{Name: "--clusters " + strings.Join(c.clusters, ","),
+			Data: []byte(escapeKey(c.clusters[0]+"->"+c.clusters[1]+".enabled") + " = true\n")})
+	}
+	if cmd.Flags().Changed("whitelist") {
+		c.overlays = append(c.overlays, config.Overlay{Name: "--whitelist", Data: []byte("topics = " + escapeValue(c.whitelist) + "\n")})
+	}
 	return nil
+}
+
+// logNotice logs what the guide's flags were read as, so the user can move
+// them into the file and drop the flags. Secret values are not shown.
+func (c *configFlags) logNotice(logger *slog.Logger) {
+	if len(c.overlays) == 0 {
+		return
+	}
+	var lines []string
+	for _, o := range c.overlays {
+		lines = append(lines, o.Lines()...)
+	}
+	logger.Warn("flags read as keys of the configuration file; to use the file alone, add these lines to it (secret values are [redacted]: copy them from the files named) and drop the flags",
+		"file", c.file, "equivalent", strings.Join(lines, "\n"))
 }
 
 // load reads the config file and plans the clients of its flows: run,
@@ -50,15 +111,29 @@ func (c *configFlags) resolve(cmd *cobra.Command, args []string) error {
 // error the config and plan are returned as far as they were built, so
 // that check can show their warnings.
 func (c *configFlags) load() (*config.Config, *kafkaclient.Plan, error) {
-	cfg, err := config.Load(c.file, config.LoadOptions{Clusters: c.clusters})
+	cfg, err := config.Load(c.file, config.LoadOptions{Clusters: c.clusters, Overlays: c.overlays})
 	if err != nil {
-		return cfg, nil, usageError{fmt.Errorf("%s has problems:\n%w", c.file, err)}
+		return cfg, nil, configError{fmt.Errorf("%s has problems:\n%w", c.file, err)}
 	}
 	plan, err := kafkaclient.NewPlan(cfg)
 	if err != nil {
-		return cfg, plan, usageError{fmt.Errorf("%s has client settings Strait cannot honour:\n%w", c.file, err)}
+		return cfg, plan, configError{fmt.Errorf("%s has client settings Strait cannot honour:\n%w", c.file, err)}
 	}
 	return cfg, plan, nil
+}
+
+// escapeKey and escapeValue write a flag's text as java.util.Properties
+// reads it back.
+func escapeKey(k string) string {
+	return strings.NewReplacer(`\`, `\\`, "=", `\=`, ":", `\:`, " ", `\ `).Replace(k)
+}
+
+func escapeValue(v string) string {
+	v = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`).Replace(v)
+	if strings.HasPrefix(v, " ") || strings.HasPrefix(v, "\t") {
+		v = `\` + v
+	}
+	return v
 }
 
 // runUntilStopped runs the daemon and, once a stop was asked for, gives it
@@ -97,7 +172,7 @@ func newRunCmd(stderr io.Writer) *cobra.Command {
 		insecureAPI bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...]",
+		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...] [--source-cluster-config FILE --target-cluster-config FILE --whitelist REGEX]",
 		Short: "Replicate the enabled flows of an MM2 configuration until stopped",
 		Long: `Replicate every enabled flow (SOURCE->TARGET.enabled = true) of an MM2
 dedicated-mode configuration. SIGTERM or Ctrl-C stops fetching, waits for the
@@ -112,6 +187,7 @@ final progress and exits 0. A second signal exits at once.`,
 			if err != nil {
 				return err
 			}
+			cf.logNotice(logger)
 			cfg, plan, err := cf.load()
 			if err != nil {
 				return err

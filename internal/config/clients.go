@@ -29,8 +29,8 @@ func (l *loader) buildClient(cluster, role string, layers []layer, defaults map[
 			e := ly.p[k]
 			if prev := merged[k]; prev != nil && prev != e && i > 0 && role != "" &&
 				strings.Contains(prev.key, "->") && !strings.Contains(e.key, "->") && ly.flowPrefix != "" {
-				l.rep.warnf(prev.origin(), "has no effect on the %s: MM2 applies %q (line %d) after it; set %s%s instead",
-					role, e.key, e.line, ly.flowPrefix, k)
+				l.rep.warnf(prev.origin(), "has no effect on the %s: MM2 applies %q (%s) after it; set %s%s instead",
+					role, e.key, e.where(), ly.flowPrefix, k)
 			}
 			merged[k] = e
 		}

@@ -57,12 +57,19 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil
 type Origin struct {
 	Key  string // the key as written in the file, e.g. "A->B.topics"
 	Line int    // 1-based line of the key; 0 when the value is a default
+	// File names the overlay the key came from (LoadOptions.Overlays: a
+	// file or flag of the command line); "" is the configuration file.
+	File string
 }
 
-// String implements fmt.Stringer: `key "A->B.topics" (line 12)`.
+// String implements fmt.Stringer: `key "A->B.topics" (line 12)`, or
+// `key "A.ssl.truststore.location" (source.properties, line 3)`.
 func (o Origin) String() string {
-	if o.Line == 0 {
+	switch {
+	case o.Line == 0:
 		return fmt.Sprintf("key %q (default)", o.Key)
+	case o.File != "":
+		return fmt.Sprintf("key %q (%s, line %d)", o.Key, o.File, o.Line)
 	}
 	return fmt.Sprintf("key %q (line %d)", o.Key, o.Line)
 }

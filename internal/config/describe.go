@@ -180,8 +180,11 @@ func seconds(d time.Duration) string {
 
 // originText says where a value came from, for Describe.
 func originText(o Origin) string {
-	if o.Line == 0 {
+	switch {
+	case o.Line == 0:
 		return "default"
+	case o.File != "":
+		return fmt.Sprintf("%s line %d: %s", o.File, o.Line, o.Key)
 	}
 	return fmt.Sprintf("line %d: %s", o.Line, o.Key)
 }

@@ -18,7 +18,7 @@ type Error struct {
 // Error formats the problem as `mm2.properties:12: key "A->B.topics": message`.
 func (e Error) Error() string {
 	var b strings.Builder
-	b.WriteString(cmp.Or(e.File, "config"))
+	b.WriteString(cmp.Or(e.Origin.File, e.File, "config"))
 	if e.Origin.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Origin.Line)
 	}
@@ -84,7 +84,7 @@ func (r *report) warnf(o Origin, format string, args ...any) {
 }
 
 func (r *report) once(kind string, o Origin, msg string) bool {
-	k := fmt.Sprintf("%s\x00%s\x00%d\x00%s", kind, o.Key, o.Line, msg)
+	k := fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%s", kind, o.File, o.Key, o.Line, msg)
 	if r.seen[k] {
 		return false
 	}
@@ -92,12 +92,14 @@ func (r *report) once(kind string, o Origin, msg string) bool {
 	return true
 }
 
-// sorted returns the errors and warnings in line order; problems that are
-// not tied to a line (a missing key, the whole file) come first.
+// sorted returns the errors and warnings in line order, the file's before
+// the overlays'; problems that are not tied to a line (a missing key, the
+// whole file) come first.
 func (r *report) sorted() (Errors, []Warning) {
+	byLine := func(a, b Origin) int { return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line)) }
 	errs := slices.Clone(r.errs)
-	slices.SortStableFunc(errs, func(a, b Error) int { return cmp.Compare(a.Origin.Line, b.Origin.Line) })
+	slices.SortStableFunc(errs, func(a, b Error) int { return byLine(a.Origin, b.Origin) })
 	ws := slices.Clone(r.warnings)
-	slices.SortStableFunc(ws, func(a, b Warning) int { return cmp.Compare(a.Origin.Line, b.Origin.Line) })
+	slices.SortStableFunc(ws, func(a, b Warning) int { return byLine(a.Origin, b.Origin) })
 	return errs, ws
 }

@@ -263,7 +263,7 @@ func (r *flowReader) translate(newKey, alias string) {
 		return
 	}
 	if n := r.cc[newKey]; n != nil {
-		r.l.rep.warnf(a.origin(), "ignored: %q (line %d) is set too and wins, as in MM2", n.key, n.line)
+		r.l.rep.warnf(a.origin(), "ignored: %q (%s) is set too and wins, as in MM2", n.key, n.where())
 		return
 	}
 	r.cc[newKey] = a

@@ -24,6 +24,9 @@ type LoadOptions struct {
 	ReadFile func(path string) ([]byte, error)
 	// Stat checks that ssl.*.location files exist; default os.Stat.
 	Stat func(path string) (fs.FileInfo, error)
+	// Overlays are keys given besides the file, read after it in order:
+	// the per-cluster files and flags of the MM2 guide's command line.
+	Overlays []Overlay
 }
 
 func (o LoadOptions) withDefaults() LoadOptions {
@@ -95,6 +98,7 @@ func (l *loader) load(data []byte) {
 		func(first, again *entry) {
 			l.rep.warnf(again.origin(), "the key is set again; this value replaces the one on line %d (the last one wins, as in MM2)", first.line)
 		})
+	l.overlay()
 
 	res := newResolver(l.rep, &l.opts, l.raw)
 	for _, e := range l.order {

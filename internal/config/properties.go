@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -16,9 +17,18 @@ type entry struct {
 	line   int    // first line of the logical line
 	secret bool   // a credential key, or resolved through a config provider
 	text   string // the logical line as written, escapes included
+	file   string // the overlay it came from; "" for the configuration file
 }
 
-func (e *entry) origin() Origin { return Origin{Key: e.key, Line: e.line} }
+func (e *entry) origin() Origin { return Origin{Key: e.key, Line: e.line, File: e.file} }
+
+// where names the entry's line for a message about another key.
+func (e *entry) where() string {
+	if e.file != "" {
+		return fmt.Sprintf("%s line %d", e.file, e.line)
+	}
+	return fmt.Sprintf("line %d", e.line)
+}
 
 // trimmed is the value as Kafka's ConfigDef sees it.
 func (e *entry) trimmed() string { return javaTrim(e.value) }
