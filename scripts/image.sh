@@ -33,7 +33,7 @@ Commands:
            -trimpath, version and commit linked in), put it and $CA_BUNDLE into a
            build context, build the Dockerfile with buildah and write the image as
            dist/strait-image-VERSION-linux-ARCH.tar (docker-archive, tagged
-           $IMAGE_NAME:VERSION); prints that path
+           $IMAGE_NAME:VERSION), replacing older ones of ARCH; prints its path
   check    load that archive into a throwaway store and verify it: the config's user is
            numeric and not root, the entrypoint is [$WANT_ENTRYPOINT], the command is
            [$WANT_CMD], $WANT_PORT is exposed, the version labels are right,
@@ -64,17 +64,20 @@ info() {
 
 # ---- install --------------------------------------------------------------------------
 
+# missing_packages prints the Debian packages still needed, on one line.
 missing_packages() {
-	command -v buildah >/dev/null 2>&1 || echo buildah
-	[[ -s $CA_BUNDLE ]] || echo ca-certificates
+	local missing=()
+	command -v buildah >/dev/null 2>&1 || missing+=(buildah)
+	[[ -s $CA_BUNDLE ]] || missing+=(ca-certificates)
+	echo "${missing[*]}"
 }
 
 cmd_install() {
 	local pkgs
 	pkgs=$(missing_packages)
 	[[ -n $pkgs ]] || return 0
-	[[ $(id -u) -eq 0 ]] || die "missing $(echo $pkgs) and installing needs root: run 'sudo $SELF install' or apt-get install $(echo $pkgs)"
-	command -v apt-get >/dev/null 2>&1 || die "missing $(echo $pkgs) and there is no apt-get: install buildah and a CA bundle at $CA_BUNDLE another way"
+	[[ $(id -u) -eq 0 ]] || die "missing $pkgs and installing needs root: run 'sudo $SELF install' or apt-get install $pkgs"
+	command -v apt-get >/dev/null 2>&1 || die "missing $pkgs and there is no apt-get: install buildah and a CA bundle at $CA_BUNDLE another way"
 	# Two builds may install at once: one installs, the other waits for it.
 	exec 9>"$INSTALL_LOCK"
 	if command -v flock >/dev/null 2>&1; then
@@ -97,7 +100,7 @@ cmd_install() {
 			fi
 		fi
 		pkgs=$(missing_packages)
-		[[ -z $pkgs ]] || die "apt-get ran, but $(echo $pkgs) still missing (log: $log)"
+		[[ -z $pkgs ]] || die "apt-get ran, but $pkgs still missing (log: $log)"
 		rm -f "$log"
 		info "installed $* in $((SECONDS - start)) s"
 	fi
@@ -156,7 +159,8 @@ cmd_build() {
 	buildah "${STORE[@]}" bud --quiet --isolation chroot --format docker \
 		--build-arg "VERSION=$VERSION" --build-arg "COMMIT=$COMMIT" \
 		-t "$IMAGE_NAME:$VERSION" -f "$REPO/Dockerfile" "$ctx" >/dev/null
-	rm -f "$ARCHIVE"
+	# One image per architecture in dist/, as make release keeps one binary per platform.
+	rm -f "$REPO"/dist/strait-image-*-linux-"$ARCH".tar
 	buildah "${STORE[@]}" push --quiet "$IMAGE_NAME:$VERSION" "docker-archive:$ARCHIVE:$IMAGE_NAME:$VERSION"
 	info "built $ARCHIVE ($(du -h "$ARCHIVE" | cut -f1)) in $((SECONDS - start)) s; load it with: docker load -i $ARCHIVE (or podman load)"
 	echo "$ARCHIVE"
@@ -196,6 +200,7 @@ cmd_check() {
 	[[ $uid -ne 0 ]] || die "the image runs as root (user '$user'): set USER 65532:65532 in the Dockerfile"
 	expect entrypoint "$(config_field "$ctr" '{{range .OCIv1.Config.Entrypoint}}{{.}} {{end}}')" "$WANT_ENTRYPOINT "
 	expect command "$(config_field "$ctr" '{{range .OCIv1.Config.Cmd}}{{.}} {{end}}')" "$WANT_CMD "
+	# shellcheck disable=SC2016 # a Go template, not shell
 	expect "exposed ports" "$(config_field "$ctr" '{{range $p, $_ := .OCIv1.Config.ExposedPorts}}{{$p}} {{end}}')" "$WANT_PORT "
 	expect "version label" "$(config_field "$ctr" '{{index .OCIv1.Config.Labels "org.opencontainers.image.version"}}')" "$VERSION"
 	expect "revision label" "$(config_field "$ctr" '{{index .OCIv1.Config.Labels "org.opencontainers.image.revision"}}')" "$COMMIT"
