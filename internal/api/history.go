@@ -79,8 +79,8 @@ func (h *History) Sample(now time.Time) {
 		pt.Flows[f.Name] = s
 		for _, p := range f.Mirror.Partitions {
 			k := partKey{f.Name, p.Topic, p.Partition}
-			if h.backlog[k] == nil && p.Next >= 0 && p.End >= 0 {
-				h.backlog[k] = &backlog{start: p.Next, end: max(p.End, p.Next)}
+			if h.backlog[k] == nil && p.Position >= 0 && p.End >= 0 {
+				h.backlog[k] = &backlog{start: p.Position, end: max(p.End, p.Position)}
 			}
 		}
 	}
@@ -125,7 +125,7 @@ func (h *History) backlogOf(f daemon.FlowStatus, recordsPerSecond float64) *Back
 			continue
 		}
 		b.Total += bl.end - bl.start
-		b.Copied += min(max(p.Next, bl.start), bl.end) - bl.start
+		b.Copied += min(max(p.Position, bl.start), bl.end) - bl.start
 	}
 	if b.Total == 0 || b.Copied >= b.Total {
 		return nil

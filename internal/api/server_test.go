@@ -71,9 +71,9 @@ func testStatus(now time.Time) daemon.Status {
 	return daemon.Status{Flows: []daemon.FlowStatus{{
 		Name: "A->B", Source: "A", Target: "B",
 		Mirror: mirror.Status{Flow: "A->B", Records: 157, Bytes: 1570, Partitions: []mirror.PartitionStatus{
-			{Topic: "orders", Remote: "A.orders", Partition: 0, Path: "fast", State: mirror.StateFlowing, Next: 100, End: 105, Lag: 5, LagSeconds: 2.5, Records: 100, Bytes: 1000},
-			{Topic: "orders", Remote: "A.orders", Partition: 1, Path: "fast", State: mirror.StateCaughtUp, Next: 50, End: 50, Records: 50, Bytes: 500},
-			{Topic: "audit", Remote: "A.audit", Partition: 0, Path: "record", State: mirror.StateStopped, Next: 7, End: 10, Lag: 3, LagSeconds: -1, Records: 7, Bytes: 70,
+			{Topic: "orders", Remote: "A.orders", Partition: 0, Path: "fast", State: mirror.StateFlowing, Next: 100, Position: 100, End: 105, Lag: 5, LagSeconds: 2.5, Records: 100, Bytes: 1000},
+			{Topic: "orders", Remote: "A.orders", Partition: 1, Path: "fast", State: mirror.StateCaughtUp, Next: 50, Position: 50, End: 50, Records: 50, Bytes: 500},
+			{Topic: "audit", Remote: "A.audit", Partition: 0, Path: "record", State: mirror.StateStopped, Next: 7, Position: 7, End: 10, Lag: 3, LagSeconds: -1, Records: 7, Bytes: 70,
 				Error: "writing audit[0] offset 7 to A.audit: TOPIC_AUTHORIZATION_FAILED"},
 		}},
 		Checkpoints: &checkpoint.Status{Groups: 1, Emitted: 4, Synced: 2, Current: now.Add(-3 * time.Second)},
@@ -92,7 +92,7 @@ func newTestServer(t *testing.T, token string) (*httptest.Server, *fakeNode) {
 	// Two samples 10 s apart: 100 records and 1,000 bytes more in the second.
 	first := testStatus(now)
 	first.Flows[0].Mirror.Records, first.Flows[0].Mirror.Bytes = 57, 570
-	first.Flows[0].Mirror.Partitions[0].Next = 0 // the backlog of orders[0] was 0..105 at start
+	first.Flows[0].Mirror.Partitions[0].Next, first.Flows[0].Mirror.Partitions[0].Position = 0, 0 // the backlog of orders[0] was 0..105 at start
 	node.st = first
 	hist.Sample(time.Unix(1000, 0))
 	node.st = testStatus(now)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"strait/internal/api"
+	"strait/internal/api/dashboard"
 	"strait/internal/config"
 	"strait/internal/daemon"
 	"strait/internal/metrics"
@@ -45,8 +46,8 @@ func newNodeAPI(cfg *config.Config) (*nodeAPI, error) {
 }
 
 // latency is the daemon's latency observer.
-func (n *nodeAPI) latency(flow, remote string, partition int32) func(float64) {
-	return n.metrics.Latency(flow, remote, partition)
+func (n *nodeAPI) latency(flow, topic string, partition int32) func(float64) {
+	return n.metrics.Latency(flow, topic, partition)
 }
 
 // start serves the API on strait.api.listen, unless it is empty. An
@@ -63,7 +64,7 @@ func (n *nodeAPI) start(ctx context.Context, cfg *config.Config, insecure bool, 
 	hist := api.NewHistory(d.Status, historyInterval, historyKeep)
 	srv, err := api.Listen(api.Options{
 		Listen: node.APIListen, Token: node.APIToken.Reveal(), CertFile: node.APITLSCertFile, KeyFile: node.APITLSKeyFile, Insecure: insecure,
-		Node: d, Config: cfg, History: hist, Log: log,
+		Node: d, Config: cfg, History: hist, Log: log, Dashboard: dashboard.Handler(),
 		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}),
 	})
 	if err != nil {

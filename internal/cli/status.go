@@ -52,6 +52,7 @@ when a partition stopped or the node cannot be reached.`,
 			if asJSON {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false) // flow names hold "->"
 				if err := enc.Encode(map[string]any{"flows": flows.Flows, "partitions": parts.Partitions}); err != nil {
 					return err
 				}

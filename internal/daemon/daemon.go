@@ -40,8 +40,8 @@ type Options struct {
 	// run builds exactly what check validated; nil plans it in Run.
 	Plan *kafkaclient.Plan
 	// Latency, when set, gives the replication latency observer (seconds)
-	// of a flow's remote partition (metrics.Registry.Latency).
-	Latency func(flow, remote string, partition int32) func(seconds float64)
+	// of a flow's source partition (metrics.Registry.Latency).
+	Latency func(flow, topic string, partition int32) func(seconds float64)
 }
 
 // Daemon runs the flows of one config.
@@ -590,11 +590,11 @@ func (d *Daemon) Translate(ctx context.Context, flow, group string) ([]checkpoin
 
 // latency is the flow's replication latency observer for mirror.Config,
 // nil without one.
-func (d *Daemon) latency(flow string) func(remote string, partition int32) func(float64) {
+func (d *Daemon) latency(flow string) func(topic string, partition int32) func(float64) {
 	if d.opts.Latency == nil {
 		return nil
 	}
-	return func(remote string, partition int32) func(float64) { return d.opts.Latency(flow, remote, partition) }
+	return func(topic string, partition int32) func(float64) { return d.opts.Latency(flow, topic, partition) }
 }
 
 func flowNames(flows []*flow) []string {

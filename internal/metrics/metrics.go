@@ -76,10 +76,10 @@ func (r *Registry) SetSource(s Source) {
 	r.mu.Unlock()
 }
 
-// Latency returns the latency observer of one remote partition of a flow,
+// Latency returns the latency observer of one source partition of a flow,
 // for daemon.Options.Latency.
-func (r *Registry) Latency(flow, remote string, partition int32) func(seconds float64) {
-	return r.latency.WithLabelValues(r.topicValues(flow, remote, partition)...).Observe
+func (r *Registry) Latency(flow, topic string, partition int32) func(seconds float64) {
+	return r.latency.WithLabelValues(r.topicValues(flow, topic, partition)...).Observe
 }
 
 func (r *Registry) topicLabels() []string {

@@ -104,7 +104,7 @@ func TestScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.SetSource(&fakeSource{sampleStatus(now)})
-	obs := r.Latency("A->B", "A.orders", 0)
+	obs := r.Latency("A->B", "orders", 0)
 	for range 3 {
 		obs(0.2)
 	}
@@ -121,7 +121,7 @@ func TestScrape(t *testing.T) {
 		{"strait_lag_seconds", orders, 2.5},
 		{"strait_record_age_seconds", orders, 0.005},
 		{"strait_lag_records", map[string]string{"topic": "audit"}, 3},
-		{"strait_replication_latency_seconds", map[string]string{"flow": "A->B", "topic": "A.orders"}, 3},
+		{"strait_replication_latency_seconds", map[string]string{"flow": "A->B", "topic": "orders"}, 3},
 		{"strait_partitions", map[string]string{"path": "fast", "state": "flowing"}, 1},
 		{"strait_partitions", map[string]string{"path": "fast", "state": "caught-up"}, 1},
 		{"strait_partitions", map[string]string{"path": "record", "state": "stopped"}, 1},

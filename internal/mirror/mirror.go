@@ -79,10 +79,10 @@ type Config struct {
 	IndexMaxSegments int
 	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
 	ThrottleBytesPerSecond int64
-	// Latency, when set, gives the observer of a remote partition's
+	// Latency, when set, gives the observer of a source partition's
 	// replication latency in seconds (a histogram), called once per record
 	// acknowledged.
-	Latency func(remote string, partition int32) func(seconds float64)
+	Latency func(topic string, partition int32) func(seconds float64)
 }
 
 // Clients are the Kafka clients of one flow's data plane.

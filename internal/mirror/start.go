@@ -57,7 +57,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
 			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
 			if m.cfg.Latency != nil {
-				p.timing.observe = m.cfg.Latency(ts.Remote, n)
+				p.timing.observe = m.cfg.Latency(ts.Source, n)
 			}
 			// A previous incarnation's segments are deleted with the first
 			// write of this one, so compaction does not keep them forever.

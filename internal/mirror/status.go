@@ -15,7 +15,10 @@ type PartitionStatus struct {
 	Path      string `json:"path"` // "fast" (raw batches) or "record"
 	// Next is the next source offset to copy; every record before it is
 	// acknowledged by the target. -1 until the first acknowledgement.
-	Next      int64  `json:"next"`
+	Next int64 `json:"next"`
+	// Position is Next, or before the first acknowledgement the offset
+	// the partition began at; -1 while neither is known. Lag counts from it.
+	Position  int64  `json:"position"`
 	Committed int64  `json:"committed"` // progress stored on the target
 	End       int64  `json:"end"`       // source end offset seen in the last fetch, -1 if none yet
 	Lag       int64  `json:"lag"`       // End - Next when both are known
@@ -82,10 +85,17 @@ func (m *Mirror) Status() Status {
 				ps.Error = err.Error()
 				st.Failed++
 			}
+			// Before its first acknowledgement a partition's position is
+			// where it began (the listed log start), when known.
+			pos := next
+			if pos < 0 {
+				pos = p.uncopied()
+			}
+			ps.Position = pos
 			if e := p.end.Load(); e >= 0 {
 				ps.End = e
-				if ps.Next >= 0 && e > ps.Next {
-					ps.Lag = e - ps.Next
+				if pos >= 0 && e > pos {
+					ps.Lag = e - pos
 				}
 			}
 			ps.Latency, ps.Age, ps.LastCopiedMs = p.timing.stats(now)
@@ -93,7 +103,7 @@ func (m *Mirror) Status() Status {
 			switch {
 			case err != nil:
 				ps.State = StateStopped
-			case next < 0 && p.uncopied() < 0:
+			case pos < 0:
 				ps.State = StateStarting
 			case ps.Lag > 0 || ps.End < 0:
 				ps.State = StateFlowing
