@@ -46,7 +46,7 @@ func (c *converter) clusterSpec(p string, n *yaml.Node, target bool) (*cluster, 
 	case !aliasPattern.MatchString(alias):
 		return nil, c.inputError(o.lineOf("alias"), "%s.alias %q does not match the CRD's pattern %s", p, alias, aliasPattern)
 	}
-	cl := &cluster{alias: alias, from: p, line: o.line}
+	cl := &cluster{alias: alias, from: p, res: c.resource, line: o.line}
 	bootstrap, _ := o.scalar("bootstrapServers")
 	if bootstrap == "" {
 		return nil, c.inputError(o.line, "%s (%s): no bootstrapServers", p, alias)

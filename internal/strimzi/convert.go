@@ -33,6 +33,7 @@ type converter struct {
 	secretUse []string            // Secret names in order of first use
 	takeover  bool                // the note on Strimzi's stored progress was given
 	api       string              // apiVersion of the resource being read
+	resource  string              // metadata.name of the resource being read
 }
 
 // prop is one key = value line of the output.
@@ -41,7 +42,8 @@ type prop struct{ key, value string }
 // cluster is one alias with its settings, without the alias prefix.
 type cluster struct {
 	alias string
-	from  string // resource and field that defined it, for the output's comment
+	from  string // the field that defined it
+	res   string // the resource that defined it
 	line  int
 	props []prop
 }
@@ -50,6 +52,7 @@ type cluster struct {
 type flow struct {
 	source, target string
 	from           string
+	res            string
 	props          []prop
 	origin         map[string]string // key -> connector field that set it
 	line           map[string]int    // key -> line of that field
@@ -135,7 +138,7 @@ func (c *converter) document(doc int, root *yaml.Node) (bool, error) {
 	default:
 		return false, c.inputError(top.lineOf("apiVersion"), "apiVersion %q: strait import strimzi reads %s and %s (convert older resources with Strimzi's api-conversion tool first)", api, apiV1beta2, apiV1)
 	}
-	c.api = api
+	c.api, c.resource = api, name
 	c.resources = append(c.resources, fmt.Sprintf("%q (%s)", name, api))
 	top.take("status") // what the operator observed, not settings
 	spec := top.object("spec")

@@ -19,7 +19,7 @@ var forbiddenConnectorKeys = map[string]bool{"name": true, "connector.class": tr
 // mirror converts one spec.mirrors[] entry into the flow src->tgt, and
 // reports whether there is one.
 func (c *converter) mirror(m *object, src, tgt string, heartbeats bool) bool {
-	f := &flow{source: src, target: tgt, from: m.path, origin: map[string]string{}, line: map[string]int{}}
+	f := &flow{source: src, target: tgt, from: m.path, res: c.resource, origin: map[string]string{}, line: map[string]int{}}
 	sc := m.object("sourceConnector")
 	cc := m.object("checkpointConnector")
 	var hc *object

@@ -30,14 +30,14 @@ func (c *converter) render() string {
 	for _, a := range c.aliases {
 		cl := c.clusters[a]
 		line("")
-		line("# %s: %s", a, cl.from)
+		line("# %s: %s of %q", a, cl.from, cl.res)
 		for _, p := range cl.props {
 			kv(a+"."+p.key, p.value)
 		}
 	}
 	for _, f := range c.flows {
 		line("")
-		line("# %s: %s", f.name(), f.from)
+		line("# %s: %s of %q", f.name(), f.from, f.res)
 		for _, p := range f.props {
 			if p.key == "groups" && p.value == "" {
 				line("# no checkpointConnector: no group is checkpointed")
