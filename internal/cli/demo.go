@@ -94,7 +94,20 @@ offset-syncs.topic.replication.factor = 1
 	}
 	defer gen.Close()
 
-	d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: 10 * time.Second})
+	node, err := newNodeAPI(cfg)
+	if err != nil {
+		return err
+	}
+	d := daemon.New(cfg, daemon.Options{Logger: logger, ShutdownTimeout: 10 * time.Second, Latency: node.latency})
+	if err := node.start(ctx, cfg, false, d, logger); err != nil {
+		return err
+	}
+	defer node.close()
+	if node.server != nil {
+		fmt.Fprintf(w, "Dashboard: %s/  (metrics at %s/metrics, JSON at %s/api/v1/flows); strait status shows the same.\n", node.server.URL(), node.server.URL(), node.server.URL())
+	} else {
+		fmt.Fprintln(w, "Dashboard: off (the API's address is taken; see the warning above).")
+	}
 	var (
 		wg       sync.WaitGroup
 		runErr   error

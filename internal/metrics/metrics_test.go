@@ -2,6 +2,9 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +191,53 @@ func TestPartitionLabels(t *testing.T) {
 	}
 	if !strings.Contains(fams["strait_records_copied_total"].GetHelp(), "Records") {
 		t.Errorf("no help text")
+	}
+}
+
+// The Grafana dashboard in deploy/grafana queries only series this
+// package exports.
+func TestGrafanaDashboardUsesExportedSeries(t *testing.T) {
+	raw, err := os.ReadFile("../../deploy/grafana/strait.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("deploy/grafana/strait.json: %v", err)
+	}
+	now := time.Unix(10_000, 0)
+	reg := prometheus.NewRegistry()
+	r, err := New(reg, Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetSource(&fakeSource{sampleStatus(now)})
+	r.Latency("A->B", "orders", 0)(0.1)
+	fams := scrape(t, reg)
+	series := regexp.MustCompile(`\bstrait_[a-z_]+`)
+	used := 0
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, tg := range p.Targets {
+			for _, name := range series.FindAllString(tg.Expr, -1) {
+				used++
+				family := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_sum"), "_count")
+				if fams[family] == nil {
+					t.Errorf("panel %q queries %s, which is not exported", p.Title, name)
+				}
+			}
+		}
+	}
+	if used == 0 {
+		t.Fatal("the dashboard queries no strait_ series")
 	}
 }
