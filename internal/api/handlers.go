@@ -177,7 +177,7 @@ func (s *Server) groups(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	gs, err := s.opts.Node.Groups(ctx, flow)
+	gs, err := s.opts.Node.Groups(ctx, flow, r.URL.Query().Get("group"))
 	if err != nil {
 		nodeError(w, err)
 		return

@@ -25,7 +25,7 @@ import (
 // Node is what the API reads.
 type Node interface {
 	Status() daemon.Status
-	Groups(ctx context.Context, flow string) ([]checkpoint.GroupState, error)
+	Groups(ctx context.Context, flow, group string) ([]checkpoint.GroupState, error)
 	Translate(ctx context.Context, flow, group string) ([]checkpoint.Translation, error)
 }
 

@@ -48,9 +48,12 @@ func (n *fakeNode) Status() daemon.Status {
 	return n.st
 }
 
-func (n *fakeNode) Groups(_ context.Context, flow string) ([]checkpoint.GroupState, error) {
+func (n *fakeNode) Groups(_ context.Context, flow, group string) ([]checkpoint.GroupState, error) {
 	if flow != "A->B" {
 		return nil, daemon.ErrNoFlow
+	}
+	if group == "console-consumer-1" {
+		return []checkpoint.GroupState{{Group: group, Reason: "not checkpointed: filtered out by groups and groups.exclude"}}, nil
 	}
 	return []checkpoint.GroupState{{Group: "g1", Sync: "synced 1 partition offsets", Partitions: []checkpoint.GroupPartitionState{
 		{Translation: checkpoint.Translation{Topic: "orders", Partition: 0, Upstream: 40, RemoteTopic: "A.orders", Downstream: 40, Status: "exact"}, Checkpointed: true},
@@ -138,6 +141,7 @@ func TestEndpointsGolden(t *testing.T) {
 		{"/api/v1/partitions?flow=X->Y", "partitions-unknown-flow.json", 404},
 		{"/api/v1/history", "history.json", 200},
 		{"/api/v1/groups", "groups.json", 200},
+		{"/api/v1/groups?group=console-consumer-1", "groups-filtered.json", 200},
 		{"/api/v1/offsets/translate?group=g1", "translate.json", 200},
 		{"/api/v1/offsets/translate", "translate-no-group.json", 400},
 		{"/api/v1/offsets/translate?group=down", "translate-down.json", 502},

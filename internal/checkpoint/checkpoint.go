@@ -351,6 +351,9 @@ func (c *Checkpointer) noteSync(group, what string) {
 // whether a checkpoint exists for it, and what the last offset sync did.
 type GroupState struct {
 	Group string `json:"group"`
+	// Reason says why the flow does not checkpoint the group, when it
+	// does not: filtered out, Strait's own, or not listed yet.
+	Reason string `json:"reason,omitempty"`
 	// Sync is what the last offset sync did, in words; empty before one
 	// (or without sync.group.offsets.enabled).
 	Sync       string                `json:"sync,omitempty"`
@@ -365,8 +368,10 @@ type GroupPartitionState struct {
 }
 
 // Groups returns the state of every group the flow checkpoints, with a
-// fresh translation of each (one offset fetch per group on the source).
-func (c *Checkpointer) Groups(ctx context.Context) []GroupState {
+// fresh translation of each (one offset fetch per group on the source);
+// with only set, of that group alone, and why it is not checkpointed when
+// it is not.
+func (c *Checkpointer) Groups(ctx context.Context, only string) []GroupState {
 	c.mu.Lock()
 	groups := slices.Clone(c.groups)
 	stored := map[key]bool{}
@@ -375,6 +380,12 @@ func (c *Checkpointer) Groups(ctx context.Context) []GroupState {
 	}
 	syncs := maps.Clone(c.syncs)
 	c.mu.Unlock()
+	if only != "" {
+		if reason := c.notCheckpointed(only, groups); reason != "" {
+			return []GroupState{{Group: only, Reason: reason}}
+		}
+		groups = []string{only}
+	}
 	out := make([]GroupState, 0, len(groups))
 	for _, g := range groups {
 		gs := GroupState{Group: g, Sync: syncs[g]}
@@ -388,6 +399,20 @@ func (c *Checkpointer) Groups(ctx context.Context) []GroupState {
 		out = append(out, gs)
 	}
 	return out
+}
+
+// notCheckpointed says why the flow does not checkpoint group, or "" when
+// it does (listed is the groups of the last listing).
+func (c *Checkpointer) notCheckpointed(group string, listed []string) string {
+	switch {
+	case c.cfg.Internal != nil && c.cfg.Internal(group):
+		return "not checkpointed: it is Strait's own progress group"
+	case !c.cfg.Groups.Accepts(group):
+		return "not checkpointed: filtered out by groups and groups.exclude"
+	case !slices.Contains(listed, group):
+		return fmt.Sprintf("not checkpointed yet: the source had no such group at the last listing (groups are listed every %s)", c.cfg.RefreshGroupsInterval)
+	}
+	return ""
 }
 
 // Status is a snapshot of the checkpointer.

@@ -570,13 +570,14 @@ func (d *Daemon) checkpointer(flow string) (*checkpoint.Checkpointer, error) {
 	return nil, fmt.Errorf("%w %q", ErrNoFlow, flow)
 }
 
-// Groups returns the checkpoint and sync state of every group of a flow.
-func (d *Daemon) Groups(ctx context.Context, flow string) ([]checkpoint.GroupState, error) {
+// Groups returns the checkpoint and sync state of every group of a flow,
+// or of group alone when it is not empty.
+func (d *Daemon) Groups(ctx context.Context, flow, group string) ([]checkpoint.GroupState, error) {
 	c, err := d.checkpointer(flow)
 	if err != nil {
 		return nil, err
 	}
-	return c.Groups(ctx), nil
+	return c.Groups(ctx, group), nil
 }
 
 // Translate translates a group's committed offsets through a flow's index.
