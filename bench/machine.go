@@ -50,7 +50,13 @@ func machine(ctx context.Context, root, bin string) machineInfo {
 		}
 	}
 	m.JavaVersion = firstLine(output(ctx, "", "java", "-version"))
-	m.StraitVersion = strings.TrimPrefix(strings.TrimSpace(output(ctx, "", bin, "version")), "strait ")
+	// `strait version` prints "strait VERSION (commit ..., go..., os/arch)"; the commit
+	// comes from git below.
+	if f := strings.Fields(output(ctx, "", bin, "version")); len(f) >= 2 && f[0] == "strait" {
+		m.StraitVersion = f[1]
+	} else {
+		m.StraitVersion = "unknown"
+	}
 	m.StraitCommit = strings.TrimSpace(output(ctx, root, "git", "rev-parse", "HEAD"))
 	m.StraitDirty = strings.TrimSpace(output(ctx, root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	return m
