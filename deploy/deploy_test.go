@@ -879,7 +879,7 @@ func TestConfigLoadsInStrait(t *testing.T) {
 type idleNode struct{}
 
 func (idleNode) Status() daemon.Status { return daemon.Status{} }
-func (idleNode) Groups(context.Context, string) ([]checkpoint.GroupState, error) {
+func (idleNode) Groups(context.Context, string, string) ([]checkpoint.GroupState, error) {
 	return nil, daemon.ErrNoFlow
 }
 func (idleNode) Translate(context.Context, string, string) ([]checkpoint.Translation, error) {

@@ -32,7 +32,7 @@ func TestStatusDuringBacklogCopy(t *testing.T) {
 	// About 2.5 MB, uncompressed so that the throttle below makes the copy last about 16 s.
 	// Batches of 16 KiB at most: a fetch holds at least one whole batch.
 	w.produce(t, a.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), 20_000)
-	addr := freeAddr(t)
+	addr := kafkatest.FreeAddr(t)
 	const token = "status-test-token"
 	// Small fetches, so that the throttle paces the copy fetch by fetch.
 	cfg := writeConfig(t, fmt.Sprintf("topics = %s\nstrait.throttle.bytes.per.second = 150000\nA.consumer.max.partition.fetch.bytes = 32768\nA.consumer.fetch.max.bytes = 131072\nstrait.api.listen = %s\nstrait.api.token = %s", w.topic, addr, token))

@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -208,17 +207,6 @@ sync.group.offsets.interval.seconds = 1
 	return path
 }
 
-// freeAddr returns a loopback address no one listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // debugPages fetches what --debug-addr serves.
 func debugPages(t *testing.T, addr string) string {
 	t.Helper()
@@ -296,7 +284,7 @@ func TestSecureReplication(t *testing.T) {
 			}
 			assertNoCanary(t, "strait check output", check.out.String(), canaries)
 
-			debug := freeAddr(t)
+			debug := kafkatest.FreeAddr(t)
 			p := startStrait(t, "run", "--debug-addr", debug, cfg)
 			waitCopied(t, topic, "A."+topic, nil, 2*time.Minute)
 			waitGroupSynced(t, b, group, "A."+topic, 1000)

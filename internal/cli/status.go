@@ -172,28 +172,24 @@ func progressBar(f float64, width int) string {
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
-func countText(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.1fG", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
+// countText is a count with a k, M or G suffix from 10,000 on.
+func countText(v float64) string { return scaled(v, 1e4, "", "k", "M", "G") }
 
-func bytesText(v float64) string {
+// bytesText is a byte count in B, kB, MB or GB.
+func bytesText(v float64) string { return scaled(v, 1e3, " B", " kB", " MB", " GB") }
+
+// scaled writes v with the largest of the thousands-units (one, k, M, G)
+// it reaches, from from on; below from, as a whole number with unit one.
+func scaled(v, from float64, one, k, m, g string) string {
 	switch {
 	case v >= 1e9:
-		return fmt.Sprintf("%.1f GB", v/1e9)
+		return fmt.Sprintf("%.1f%s", v/1e9, g)
 	case v >= 1e6:
-		return fmt.Sprintf("%.1f MB", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1f kB", v/1e3)
+		return fmt.Sprintf("%.1f%s", v/1e6, m)
+	case v >= from:
+		return fmt.Sprintf("%.1f%s", v/1e3, k)
 	}
-	return fmt.Sprintf("%.0f B", v)
+	return fmt.Sprintf("%.0f%s", v, one)
 }
 
 func secondsText(s float64) string {

@@ -26,10 +26,7 @@ func (c *Config) Describe(w io.Writer) {
 		if cl == nil {
 			continue
 		}
-		bs := strings.Join(cl.BootstrapServers, ",")
-		if o, ok := cl.Consumer.Prop("bootstrap.servers"); ok && o.Secret {
-			bs = "[redacted]"
-		}
+		bs := bootstrapShown(cl)
 		if bs == "" {
 			bs = "(none)"
 		}
@@ -66,6 +63,15 @@ func (c *Config) Describe(w io.Writer) {
 		// Warnings are single lines; keep tabwriter out of them.
 		p("  %s", strings.ReplaceAll(wn.String(), "\t", " "))
 	}
+}
+
+// bootstrapShown is a cluster's bootstrap list for humans: [redacted] when
+// a config provider supplied it.
+func bootstrapShown(cl *Cluster) string {
+	if o, ok := cl.Consumer.Prop("bootstrap.servers"); ok && o.Secret {
+		return "[redacted]"
+	}
+	return strings.Join(cl.BootstrapServers, ",")
 }
 
 type role struct {
@@ -228,11 +234,7 @@ func (c *Config) View() View {
 		if cl == nil {
 			continue
 		}
-		bs := strings.Join(cl.BootstrapServers, ",")
-		if o, ok := cl.Consumer.Prop("bootstrap.servers"); ok && o.Secret {
-			bs = "[redacted]"
-		}
-		v.Clusters[a] = ClusterView{BootstrapServers: bs, SecurityProtocol: cl.SecurityProtocol}
+		v.Clusters[a] = ClusterView{BootstrapServers: bootstrapShown(cl), SecurityProtocol: cl.SecurityProtocol}
 	}
 	for _, f := range c.Flows {
 		fv := FlowView{Name: f.Name(), Enabled: f.Enabled, Settings: []SettingView{}, Clients: map[string][]SettingView{}}

@@ -5,7 +5,6 @@ package faults
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ func TestLagMetricsWhileTargetUnreachable(t *testing.T) {
 	topic := kafkatest.Name(t, "lagmetrics")
 	const partitions = 4
 	f.src.CreateTopic(t, topic, partitions, nil)
-	addr := freeAddr(t)
+	addr := kafkatest.FreeAddr(t)
 	s := startStrait(t, "run", f.config(t, topic, "strait.api.listen = "+addr), "--shutdown-timeout", "10s")
 	l := newLoad(t, f.src, topic, partitions, 100)
 	base := "http://" + addr
@@ -96,17 +95,6 @@ func TestLagMetricsWhileTargetUnreachable(t *testing.T) {
 	}
 	stopCleanly(t, s)
 	verifyTopic(t, f, topic)
-}
-
-// freeAddr returns a loopback address with a port nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func httpGet(t *testing.T, url string) (int, string) {

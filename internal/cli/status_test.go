@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"strait/internal/api"
+)
+
+func TestRenderStatus(t *testing.T) {
+	eta, age := 95.0, 3.2
+	var b strings.Builder
+	renderStatus(&b, api.FlowsView{Flows: []api.FlowView{{
+		Name: "A->B", State: "degraded", BytesPerSecond: 2.5e6, RecordsPerSecond: 12345, LagRecords: 4200, LagSeconds: 75,
+		Partitions: 3, FastPath: 2, RecordPath: 1, StoppedPartitions: 1, CheckpointAge: &age, CheckpointsEmitted: 4, GroupOffsetsSynced: 2,
+		Backlog: &api.BacklogView{Total: 20000, Copied: 5000, Fraction: 0.25, ETASeconds: &eta},
+	}}}, api.PartitionsView{Partitions: []api.PartitionView{
+		{Flow: "A->B", Topic: "orders", Partition: 0, State: "flowing"},
+		{Flow: "A->B", Topic: "audit", Partition: 2, State: "stopped", LastError: "TOPIC_AUTHORIZATION_FAILED"},
+	}})
+	want := `Flow A->B: degraded
+  throughput  2.5 MB/s, 12.3k records/s
+  lag (RPO)   4200 records, 1m15s
+  backlog     [########......................]  25%  5000 of 20.0k records, ETA 1m35s
+  partitions  3 (2 fast path, 1 record path), 1 stopped
+  checkpoints 3.2 s ago; 4 written, 2 group offsets synced
+Stopped partitions:
+  A->B audit[2]: TOPIC_AUTHORIZATION_FAILED
+`
+	if got := b.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
