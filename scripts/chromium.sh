@@ -7,6 +7,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 SELF=$(cd "$(dirname "$0")" && pwd)/${0##*/}
 
 readonly PACKAGES=(chromium)
@@ -24,21 +26,6 @@ Commands:
   path      print the path of the Chromium on PATH, or fail saying how to install one
   help      print this text
 EOF
-}
-
-die() {
-	echo "$PROG: $*" >&2
-	exit 1
-}
-
-usage_error() {
-	echo "$PROG: $*" >&2
-	usage >&2
-	exit 2
-}
-
-info() {
-	echo "$PROG: $*" >&2
 }
 
 # find_chromium prints the first Chromium on PATH, or fails.
@@ -74,18 +61,8 @@ cmd_install() {
 		exec 9>&-
 		return 0
 	fi
-	local log
-	log=$(mktemp "${TMPDIR:-/tmp}/strait-chromium-install.XXXXXX")
-	info "installing ${PACKAGES[*]} with apt-get (log: $log)"
-	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${PACKAGES[@]}" >"$log" 2>&1; then
-		info "apt-get install failed; updating the package lists and trying again"
-		if ! { apt-get update -q -o DPkg::Lock::Timeout=300 &&
-			apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${PACKAGES[@]}"; } >>"$log" 2>&1; then
-			tail -n 20 "$log" >&2 || true
-			die "apt-get could not install ${PACKAGES[*]} (log: $log)"
-		fi
-	fi
+	apt_install "${PACKAGES[@]}"
+	local log=$APT_LOG
 	find_chromium || die "apt-get installed ${PACKAGES[*]}, but no Chromium (${NAMES[*]}) is on PATH ($PATH) (log: $log)"
 	rm -f "$log"
 	exec 9>&-

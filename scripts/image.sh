@@ -11,6 +11,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 SELF=$(cd "$(dirname "$0")" && pwd)/${0##*/}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -53,15 +55,6 @@ Environment:
 EOF
 }
 
-die() {
-	echo "$PROG: $*" >&2
-	exit 1
-}
-
-info() {
-	echo "$PROG: $*" >&2
-}
-
 # ---- install --------------------------------------------------------------------------
 
 # missing_packages prints the Debian packages still needed, on one line.
@@ -85,20 +78,11 @@ cmd_install() {
 	fi
 	pkgs=$(missing_packages)
 	if [[ -n $pkgs ]]; then
-		local log start=$SECONDS
-		log=$(mktemp "${TMPDIR:-/tmp}/strait-image-install.XXXXXX")
+		local start=$SECONDS
 		# shellcheck disable=SC2086 # pkgs is a list of words
 		set -- $pkgs
-		info "installing $* with apt-get (log: $log)"
-		export DEBIAN_FRONTEND=noninteractive
-		if ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "$@" >"$log" 2>&1; then
-			info "apt-get install failed; updating the package lists and trying again"
-			if ! { apt-get update -q -o DPkg::Lock::Timeout=300 &&
-				apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "$@"; } >>"$log" 2>&1; then
-				tail -n 20 "$log" >&2 || true
-				die "apt-get could not install $* (log: $log)"
-			fi
-		fi
+		apt_install "$@"
+		local log=$APT_LOG
 		pkgs=$(missing_packages)
 		[[ -z $pkgs ]] || die "apt-get ran, but $pkgs still missing (log: $log)"
 		rm -f "$log"

@@ -8,6 +8,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 SELF=$(cd "$(dirname "$0")" && pwd)/${0##*/}
 
 KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
@@ -120,22 +122,6 @@ Environment:
   KAFKA_HEAP           broker max heap (default 512m)
   KAFKA_START_TIMEOUT  seconds to wait for each broker to become ready (default 60)
 EOF
-}
-
-die() {
-	echo "$PROG: $*" >&2
-	exit 1
-}
-
-# usage_error is for bad command lines: the message, the usage text, exit 2.
-usage_error() {
-	echo "$PROG: $*" >&2
-	usage >&2
-	exit 2
-}
-
-info() {
-	echo "$PROG: $*" >&2
 }
 
 need_tool() {

@@ -10,6 +10,8 @@
 set -euo pipefail
 
 PROG=${0##*/}
+# shellcheck source=scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 SELF=$(cd "$(dirname "$0")" && pwd)/${0##*/}
 
 # krb5kdc, kdb5_util and kadmin.local live in /usr/sbin, which a test's PATH may lack.
@@ -74,21 +76,6 @@ Environment:
 EOF
 }
 
-die() {
-	echo "$PROG: $*" >&2
-	exit 1
-}
-
-usage_error() {
-	echo "$PROG: $*" >&2
-	usage >&2
-	exit 2
-}
-
-info() {
-	echo "$PROG: $*" >&2
-}
-
 have_tools() {
 	local t
 	for t in "${TOOLS[@]}"; do
@@ -132,18 +119,8 @@ cmd_install() {
 		printf '#!/bin/sh\n# Written by strait scripts/kdc.sh while it installs MIT Kerberos: start no daemon.\nexit 101\n' >"$POLICY_RC"
 		chmod 755 "$POLICY_RC"
 	fi
-	local log
-	log=$(mktemp "${TMPDIR:-/tmp}/strait-kdc-install.XXXXXX")
-	info "installing ${PACKAGES[*]} with apt-get (log: $log)"
-	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${PACKAGES[@]}" >"$log" 2>&1; then
-		info "apt-get install failed; updating the package lists and trying again"
-		if ! { apt-get update -q -o DPkg::Lock::Timeout=300 &&
-			apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "${PACKAGES[@]}"; } >>"$log" 2>&1; then
-			tail -n 20 "$log" >&2 || true
-			die "apt-get could not install ${PACKAGES[*]} (log: $log)"
-		fi
-	fi
+	apt_install "${PACKAGES[@]}"
+	local log=$APT_LOG
 	have_tools || die "apt-get installed ${PACKAGES[*]}, but ${TOOLS[*]} are still not in PATH ($PATH) (log: $log)"
 	remove_policy_rc
 	POLICY_RC=""
