@@ -27,19 +27,7 @@ import (
 // twice, nothing reordered.
 func TestPipelinedBatchesSurviveProduceErrors(t *testing.T) {
 	const partitions, perPartition = 4, 3000
-	a, _ := kafkatest.NewFakePair(t, kfake.SeedTopics(partitions, "orders"))
-	b, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(partitions, "A.orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	md, err := kadm.NewClient(client(t, b)).Metadata(t.Context(), "A.orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ordersID := md.Topics["A.orders"].ID
-
-	preloadSmallBatches(t, a, partitions, perPartition)
+	a, b, ordersID := pipelinePair(t, partitions, perPartition, kfake.NumBrokers(3))
 
 	// Every fifth produce of the remote topic, 40 in all, fails as a whole,
 	// alternating NOT_LEADER and REQUEST_TIMED_OUT; nothing of it is
@@ -125,6 +113,26 @@ func TestPipelinedBatchesSurviveProduceErrors(t *testing.T) {
 	requireExactCopy(t, a, b, partitions)
 }
 
+// pipelinePair returns a source cluster whose topic "orders" holds
+// perPartition records per partition in small batches (preloadSmallBatches),
+// and a target cluster, made with opts, that already has the remote topic
+// A.orders, with its topic ID (produce requests may name a topic by ID).
+func pipelinePair(t *testing.T, partitions int32, perPartition int, opts ...kfake.Opt) (a, b *kfake.Cluster, ordersID [16]byte) {
+	t.Helper()
+	a, _ = kafkatest.NewFakePair(t, kfake.SeedTopics(partitions, "orders"))
+	b, err := kfake.NewCluster(append(opts, kfake.SeedTopics(partitions, "A.orders"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	md, err := kadm.NewClient(client(t, b)).Metadata(t.Context(), "A.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preloadSmallBatches(t, a, int(partitions), perPartition)
+	return a, b, md.Topics["A.orders"].ID
+}
+
 // preloadSmallBatches writes perPartition records to each partition of
 // "orders" on a in small batches (about 30 records), so that each
 // partition has many batches to pipeline.
@@ -190,19 +198,8 @@ func produceFailure(pr *kmsg.ProduceRequest, code int16) *kmsg.ProduceResponse {
 // same gate, its issue #223), and again after any failure.
 func TestPipelineWaitsForTheFirstAck(t *testing.T) {
 	const partitions, perPartition = 4, 3000
-	a, _ := kafkatest.NewFakePair(t, kfake.SeedTopics(partitions, "orders"))
 	// Kafka 4.1's rules: a never-written partition accepts any first sequence.
-	b, err := kfake.NewCluster(kfake.MaxVersions(kversion.V4_1_0()), kfake.SeedTopics(partitions, "A.orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	md, err := kadm.NewClient(client(t, b)).Metadata(t.Context(), "A.orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ordersID := md.Topics["A.orders"].ID
-	preloadSmallBatches(t, a, partitions, perPartition)
+	a, b, ordersID := pipelinePair(t, partitions, perPartition, kfake.MaxVersions(kversion.V4_1_0()))
 
 	// Each partition's first batch (sequence 0) fails once, with its whole
 	// request, as NOT_LEADER.

@@ -348,9 +348,14 @@ func (p *partition) prune(logStart int64) {
 	p.idx.Prune(logStart)
 }
 
-// snapshot returns the fields the status shows.
-func (p *partition) snapshot() (next, committed int64, err error) {
+// snapshot returns the fields the status shows; position is next, or
+// before the first acknowledgement where the partition began (uncopied).
+func (p *partition) snapshot() (next, position, committed int64, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.acked, p.committed, p.err
+	position = p.acked
+	if position < 0 {
+		position = p.began
+	}
+	return p.acked, position, p.committed, p.err
 }

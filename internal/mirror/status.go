@@ -72,7 +72,7 @@ func (m *Mirror) Status() Status {
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range t.parts {
-			next, committed, err := p.snapshot()
+			next, pos, committed, err := p.snapshot()
 			ps := PartitionStatus{
 				Topic: t.Source, Remote: t.Remote, Partition: p.num,
 				Next: next, Committed: committed, End: -1,
@@ -84,12 +84,6 @@ func (m *Mirror) Status() Status {
 			if err != nil {
 				ps.Error = err.Error()
 				st.Failed++
-			}
-			// Before its first acknowledgement a partition's position is
-			// where it began (the listed log start), when known.
-			pos := next
-			if pos < 0 {
-				pos = p.uncopied()
 			}
 			ps.Position = pos
 			if e := p.end.Load(); e >= 0 {
