@@ -136,14 +136,20 @@ func parseJAASEntry(lx *jaasLexer, first token) (*jaasEntry, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Java takes a quoted option name too; whatever is inside the
+		// quotes may be a misplaced value, so messages do not quote it.
+		name := kt.text
+		if kt.kind == tokQuoted {
+			name = fmt.Sprintf("(a quoted name at character %d)", kt.pos)
+		}
 		switch {
 		case vt.kind == tokNumber:
-			return nil, &jaasError{Pos: vt.pos, Msg: fmt.Sprintf("the value of option %s must be quoted: Java's JAAS parser does not take an unquoted value that starts with a digit, '.' or '-'", kt.text)}
+			return nil, &jaasError{Pos: vt.pos, Msg: fmt.Sprintf("the value of option %s must be quoted: Java's JAAS parser does not take an unquoted value that starts with a digit, '.' or '-'", name)}
 		case !vt.hasText():
-			return nil, &jaasError{Pos: vt.pos, Msg: fmt.Sprintf("expected the value of option %s, found %s", kt.text, vt.describe())}
+			return nil, &jaasError{Pos: vt.pos, Msg: fmt.Sprintf("expected the value of option %s, found %s", name, vt.describe())}
 		}
 		e.Options = append(e.Options, jaasOption{Key: kt.text, Value: config.NewSecret(vt.text), Pos: kt.pos})
-		after = "option " + kt.text
+		after = "option " + name
 	}
 }
 
