@@ -37,6 +37,7 @@ type latencyStats struct {
 // latencyResult is one steady-state latency run of a tool.
 type latencyResult struct {
 	Tool     string  `json:"tool"`
+	Run      int     `json:"run"`
 	Flow     string  `json:"flow"`
 	Topic    string  `json:"source_topic"`
 	RateMBps float64 `json:"rate_mb_per_s"`
@@ -63,6 +64,9 @@ type latencyResult struct {
 	ToolCPUSeconds float64   `json:"tool_cpu_s"`
 	Process        procStats `json:"process"`
 	LoadAvg        string    `json:"load_avg_at_start"`
+	// BrokerGC is each broker's GC pauses (a, b) over the measured window and the wait
+	// for the last records.
+	BrokerGC map[string]gcPauses `json:"broker_gc,omitempty"`
 }
 
 // latencyRun measures source-append to target-consumer latency with tool replicating a
@@ -124,12 +128,13 @@ func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (lat
 	}
 
 	var (
-		st0     procStats
-		statErr error
+		st0         procStats
+		statErr     error
+		windowStart time.Time
 	)
 	r.log.Info("producing at a fixed rate", "tool", tool, "mb_per_s", p.LatencyRateMBps, "warmup", p.LatencyWarmup.Duration, "for", p.LatencyDuration.Duration)
 	load, err := produceAtRate(ctx, prod, g, topic, p.LatencyRateMBps*1e6, p.LatencyWarmup.Duration, p.LatencyDuration.Duration,
-		func() { st0, statErr = toolStats(pr) })
+		func() { windowStart = time.Now(); st0, statErr = toolStats(pr) })
 	if err != nil {
 		return res, err
 	}
@@ -153,6 +158,14 @@ func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (lat
 	st1, err := toolStats(pr)
 	if err != nil {
 		return res, err
+	}
+	res.BrokerGC = map[string]gcPauses{}
+	for _, c := range []cluster{r.tb.a, r.tb.b} {
+		g, err := brokerGC(c.dir, windowStart, time.Now())
+		if err != nil {
+			return res, fmt.Errorf("cluster %s: %w", c.name, err)
+		}
+		res.BrokerGC[c.name] = g
 	}
 	stopReaders()
 	wg.Wait()

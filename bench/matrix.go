@@ -223,7 +223,7 @@ func estimate(cells []workload, runs int, tools []string, latency time.Duration)
 	return total
 }
 
-// latencyEstimate is one latency run per tool: start, warm-up, window, the last records.
+// latencyEstimate is -runs latency runs per tool: start, warm-up, window, the last records.
 func latencyEstimate(p params) time.Duration {
 	if !p.has(phaseLatency) {
 		return 0
@@ -236,5 +236,5 @@ func latencyEstimate(p params) time.Duration {
 		}
 		d += start + p.LatencyWarmup.Duration + p.LatencyDuration.Duration + 3*time.Second
 	}
-	return d
+	return time.Duration(p.Runs) * d
 }

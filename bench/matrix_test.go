@@ -44,7 +44,7 @@ func TestReducedMatrixCoversEveryAxis(t *testing.T) {
 	}
 	p := defaultParams()
 	p.Matrix = matrixReduced
-	p.LatencyWarmup.Duration, p.LatencyDuration.Duration = 5*time.Second, 20*time.Second
+	p.LatencyWarmup.Duration, p.LatencyDuration.Duration = 5*time.Second, 10*time.Second // the matrix defaults (params.go)
 	est := estimate(cells, 3, p.Tools, latencyEstimate(p))
 	if est > 15*time.Minute {
 		t.Errorf("the reduced matrix is estimated at %s, more than 15 minutes", est)

@@ -208,7 +208,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 			p.LatencyWarmup.Duration = 5 * time.Second
 		}
 		if !set["latency-duration"] {
-			p.LatencyDuration.Duration = 20 * time.Second
+			p.LatencyDuration.Duration = 10 * time.Second // -runs windows per tool
 		}
 		if !set["latency-grace"] {
 			p.LatencyGrace.Duration = 10 * time.Second

@@ -42,7 +42,7 @@ func TestParseParams(t *testing.T) {
 			name: "reduced matrix with shorter latency",
 			args: []string{"-matrix", "-runs", "2"},
 			check: func(p params) bool {
-				return p.Matrix == matrixReduced && p.Runs == 2 && len(p.cells()) == len(reducedMatrix(1)) && p.LatencyDuration.Duration == 20*time.Second
+				return p.Matrix == matrixReduced && p.Runs == 2 && len(p.cells()) == len(reducedMatrix(1)) && p.LatencyDuration.Duration == 10*time.Second
 			},
 		},
 		{

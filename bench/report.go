@@ -247,11 +247,14 @@ func (res *results) latencyTable(w func(string, ...any)) {
 	w("")
 	w("Latency is end to end: from the source broker's append (the topic uses `message.timestamp.type=LogAppendTime`; replicators keep the timestamp) to a franz-go consumer on B receiving the record (fetch.max.wait 10 ms, polling continuously). The same consumer reads the source topic at the same time: that is the baseline, and \"added\" is target minus baseline per statistic. Timestamps have millisecond resolution.")
 	w("")
+	res.latencySummary(w)
 	var tools []*latencyResult
 	for i := range res.Latency {
 		tools = append(tools, &res.Latency[i])
 	}
-	w("| | %s |", joinNonNil(tools, func(l *latencyResult) string { return l.Tool }, " | "))
+	w("Every run:")
+	w("")
+	w("| | %s |", joinNonNil(tools, func(l *latencyResult) string { return fmt.Sprintf("%s #%d", l.Tool, max(l.Run, 1)) }, " | "))
 	w("|---|%s", strings.Repeat("--:|", len(tools)))
 	row := func(label string, v func(*latencyResult) string) {
 		w("| %s | %s |", label, joinNonNil(tools, v, " | "))
@@ -271,6 +274,60 @@ func (res *results) latencyTable(w func(string, ...any)) {
 	row("replicating every partition after start (s)", func(l *latencyResult) string { return fmt.Sprintf("%.1f", l.ReadySeconds) })
 	row("timestamp mismatches A vs B", func(l *latencyResult) string { return fmt.Sprint(l.TimestampMismatches) })
 	row("load average at start", func(l *latencyResult) string { return l.LoadAvg })
+	for _, c := range []string{"a", "b"} {
+		row(fmt.Sprintf("broker %s GC pauses: count / total / max (ms)", strings.ToUpper(c)), func(l *latencyResult) string {
+			g, ok := l.BrokerGC[c]
+			if !ok {
+				return "–"
+			}
+			return fmt.Sprintf("%d / %.0f / %.1f", g.Count, g.TotalMs, g.MaxMs)
+		})
+	}
+}
+
+// latencySummary renders each tool's latency runs as median [min–max], and Strait's p99
+// added latency against MM2's with the issue's target.
+func (res *results) latencySummary(w func(string, ...any)) {
+	byTool := map[string][]latencyResult{}
+	var order []string
+	for _, l := range res.Latency {
+		if _, ok := byTool[l.Tool]; !ok {
+			order = append(order, l.Tool)
+		}
+		byTool[l.Tool] = append(byTool[l.Tool], l)
+	}
+	of := func(runs []latencyResult, f func(latencyResult) float64) stat {
+		xs := make([]float64, len(runs))
+		for i, l := range runs {
+			xs[i] = f(l)
+		}
+		return statOf(xs)
+	}
+	w("Median [min–max] over each tool's runs, alternating the tools:")
+	w("")
+	w("| tool | runs | added p50 (ms) | added p99 (ms) | added max (ms) | baseline p99 on A (ms) | broker B GC pause total (ms) |")
+	w("|---|--:|--:|--:|--:|--:|--:|")
+	p99 := map[string]float64{}
+	for _, tool := range order {
+		runs := byTool[tool]
+		added := of(runs, func(l latencyResult) float64 { return l.AddedP99Ms })
+		p99[tool] = added.Median
+		w("| %s | %d | %s | %s | %s | %s | %s |", tool, len(runs),
+			statText(of(runs, func(l latencyResult) float64 { return l.AddedP50Ms }), "%.1f"),
+			statText(added, "%.1f"),
+			statText(of(runs, func(l latencyResult) float64 { return l.AddedMaxMs }), "%.0f"),
+			statText(of(runs, func(l latencyResult) float64 { return l.Source.P99Ms }), "%.1f"),
+			statText(of(runs, func(l latencyResult) float64 { return l.BrokerGC["b"].TotalMs }), "%.0f"))
+	}
+	w("")
+	if s, m := p99[toolStrait], p99[toolMM2]; s > 0 && m > 0 {
+		met := "met"
+		if s/m > 1.0/3 {
+			met = "**missed**"
+		}
+		w("p99 added latency, Strait / MM2: %.2f× (target ≤ 1/3: %s).", s/m, met)
+		w("")
+	}
 }
 
 func (res *results) limitsTable(w func(string, ...any)) {

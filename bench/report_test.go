@@ -38,7 +38,16 @@ func sampleResults(t *testing.T) *results {
 		Latency: []latencyResult{
 			{Tool: toolStrait, Warmup: 48446, Produced: 290732, ProducedMBs: 5, ReadySeconds: 0.6, ToolCPUSeconds: 12.1,
 				Source: latencyStats{P50Ms: 1.2, P99Ms: 4.4, MaxMs: 30.3}, Target: latencyStats{P50Ms: 9.4, P99Ms: 18.6, MaxMs: 48.8},
-				AddedP50Ms: 8.2, AddedP99Ms: 14.2, AddedMaxMs: 18.5, Process: procStats{PeakRSSBytes: 22 << 20}, LoadAvg: "6.94 6.87 5.46"},
+				AddedP50Ms: 8.2, AddedP99Ms: 14.2, AddedMaxMs: 18.5, Process: procStats{PeakRSSBytes: 22 << 20}, LoadAvg: "6.94 6.87 5.46",
+				Run: 1, BrokerGC: map[string]gcPauses{"a": {Count: 3, TotalMs: 30, MaxMs: 12}, "b": {Count: 2, TotalMs: 20.5, MaxMs: 11}}},
+			{Tool: toolMM2, Warmup: 48440, Produced: 290739, ProducedMBs: 5, ReadySeconds: 10, ToolCPUSeconds: 48.3,
+				Source: latencyStats{P50Ms: 2.4, P99Ms: 12.1, MaxMs: 51.1}, Target: latencyStats{P50Ms: 13.5, P99Ms: 58.4, MaxMs: 161.8},
+				AddedP50Ms: 11.1, AddedP99Ms: 46.3, AddedMaxMs: 110.7, Process: procStats{PeakRSSBytes: 1659 << 20}, LoadAvg: "5.64 5.99 5.31",
+				Run: 1, BrokerGC: map[string]gcPauses{"a": {Count: 4, TotalMs: 41, MaxMs: 14}, "b": {Count: 5, TotalMs: 60, MaxMs: 19}}},
+			{Tool: toolStrait, Warmup: 48446, Produced: 290730, ProducedMBs: 5, ReadySeconds: 0.7, ToolCPUSeconds: 12.5,
+				Source: latencyStats{P50Ms: 1.3, P99Ms: 5.0, MaxMs: 31.0}, Target: latencyStats{P50Ms: 9.9, P99Ms: 21.0, MaxMs: 60.0},
+				AddedP50Ms: 8.6, AddedP99Ms: 16.0, AddedMaxMs: 29.0, Process: procStats{PeakRSSBytes: 23 << 20}, LoadAvg: "6.10 6.50 5.40",
+				Run: 2, BrokerGC: map[string]gcPauses{"a": {Count: 3, TotalMs: 33, MaxMs: 13}, "b": {Count: 2, TotalMs: 18, MaxMs: 10}}},
 		},
 		Memory: []copyResult{
 			{Partitions: 100, Records: 5000, Process: procStats{PeakRSSBytes: 44 << 20}, WallSeconds: 2.2},

@@ -170,6 +170,9 @@ func (r *runner) compare(ctx context.Context) error {
 	}
 	var errs []error
 	for _, w := range cells {
+		if !p.has(phaseCopy) && !(p.has(phaseLimits) && w.Limits) {
+			continue // the latency phase alone needs no backlog
+		}
 		c, err := r.runCell(ctx, w.Cell, w)
 		r.res.Cells = append(r.res.Cells, c)
 		if ctx.Err() != nil {
@@ -184,12 +187,15 @@ func (r *runner) compare(ctx context.Context) error {
 	}
 	if p.has(phaseLatency) {
 		g := newGenerator(p.RecordSize, p.KeySpread, p.Partitions)
-		for _, tool := range p.Tools {
-			l, err := r.latencyRun(ctx, tool, g)
-			if err != nil {
-				return fmt.Errorf("latency run of %s: %w", tool, err)
+		for run := 1; run <= p.Runs; run++ {
+			for _, tool := range p.Tools {
+				l, err := r.latencyRun(ctx, tool, g)
+				l.Run = run
+				if err != nil {
+					return fmt.Errorf("latency run %d of %s: %w", run, tool, err)
+				}
+				r.res.Latency = append(r.res.Latency, l)
 			}
-			r.res.Latency = append(r.res.Latency, l)
 		}
 	}
 	return errors.Join(errs...)

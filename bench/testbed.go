@@ -62,7 +62,7 @@ func startTestbed(ctx context.Context, log *slog.Logger, script, heap string) (*
 	began := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	stdout, stderr, err := runScript(sctx, script, "start", "-n", "2", "-d", dir, "--heap", heap, "--owner", strconv.Itoa(os.Getpid()))
+	stdout, stderr, err := runScript(sctx, script, "start", "-n", "2", "-d", dir, "--heap", heap, "--heap-min", heap, "--owner", strconv.Itoa(os.Getpid()))
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(dir, "a", "server.log")); statErr != nil {
 			_ = os.RemoveAll(dir) // nothing started: no logs worth keeping

@@ -15,6 +15,7 @@ SELF=$(cd "$(dirname "$0")" && pwd)/${0##*/}
 KAFKA_VERSION=${KAFKA_VERSION:-4.1.1}
 STRAIT_CACHE=${STRAIT_CACHE:-$HOME/.cache/strait}
 KAFKA_HEAP=${KAFKA_HEAP:-512m}
+KAFKA_HEAP_MIN=${KAFKA_HEAP_MIN:-}
 KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-60}
 
 readonly LOG4J2_VERSION=2.24.3
@@ -41,7 +42,7 @@ Commands:
   classpath                     fetch if needed, print the Java classpath of those jars
   log4j-config                  fetch if needed, print the path of the log config for \$KAFKA_VERSION
                                 (a JVM using it must also get -Dstrait.log.file=FILE)
-  start [-n N] [-d DIR] [--heap SIZE] [--owner PID] [--brokers SPEC]
+  start [-n N] [-d DIR] [--heap SIZE] [--heap-min SIZE] [--owner PID] [--brokers SPEC]
         [--external NAME[:ID]=PORT ...] [--set KEY=VALUE ...] [--security SDIR
         [--kerberos KDIR]]
                                 start N (default 2) KRaft clusters named a, b, ... in DIR/<name>
@@ -120,6 +121,8 @@ Environment:
   KAFKA_VERSION        Kafka version to fetch and run (default 4.1.1; 3.9.x works too)
   STRAIT_CACHE         cache for the jars (default \$HOME/.cache/strait)
   KAFKA_HEAP           broker max heap (default 512m)
+  KAFKA_HEAP_MIN       broker initial heap (default 256m, or the max heap if smaller); the
+                       benchmark sets it to the max, as Kafka's own kafka-server-start.sh does
   KAFKA_START_TIMEOUT  seconds to wait for each broker to become ready (default 60)
 EOF
 }
@@ -319,6 +322,7 @@ load_testbed() {
 		case $key in
 		KAFKA_VERSION) KAFKA_VERSION=$value ;;
 		KAFKA_HEAP) KAFKA_HEAP=$value ;;
+		KAFKA_HEAP_MIN) KAFKA_HEAP_MIN=$value ;;
 		SECURITY_DIR) SECURITY_DIR=$value ;;
 		KERBEROS_DIR) KERBEROS_DIR=$value ;;
 		KRB5_CONF) KRB5_CONF=$value ;;
@@ -561,15 +565,21 @@ broker_pid() {
 	return 0
 }
 
+# heap_mb prints a size such as 512m or 1g in MiB.
+heap_mb() {
+	local mb=${1%[mMgG]}
+	[[ $1 == *[gG] ]] && mb=$((mb * 1024))
+	echo "$mb"
+}
+
+# java_heap_opts sets HEAP_OPTS for max heap $1 and initial heap $2 (default 256m). A heap
+# that starts small saves memory in tests; one that starts at its max (Kafka's own default)
+# keeps G1 from running a concurrent cycle at every humongous allocation while the heap is
+# still small, which shows as replication latency in a benchmark.
 java_heap_opts() {
-	local heap=$1 mb
-	mb=${heap%[mMgG]}
-	[[ $heap == *[gG] ]] && mb=$((mb * 1024))
-	if ((mb < 256)); then
-		HEAP_OPTS=("-Xms$heap" "-Xmx$heap")
-	else
-		HEAP_OPTS=("-Xms256m" "-Xmx$heap")
-	fi
+	local heap=$1 min=${2:-256m}
+	(($(heap_mb "$min") <= $(heap_mb "$heap"))) || min=$heap
+	HEAP_OPTS=("-Xms$min" "-Xmx$heap")
 }
 
 # write_server_properties BDIR BROKERS ID VOTERS PORT CONTROLLER_PORT [EXTERNAL_PORT
@@ -810,7 +820,7 @@ format_cluster() {
 launch_broker() {
 	local cdir=$1 i
 	local -a sec_opts=()
-	java_heap_opts "$KAFKA_HEAP"
+	java_heap_opts "$KAFKA_HEAP" "$KAFKA_HEAP_MIN"
 	java_log_opts "$cdir/server.log"
 	[[ -z $SECURITY_DIR ]] || sec_opts=("-D$OAUTH_ALLOWED_URLS=$(jwks_url)")
 	[[ -z $KRB5_CONF ]] || sec_opts+=("-Djava.security.krb5.conf=$KRB5_CONF")
@@ -826,6 +836,7 @@ launch_broker() {
 		# shellcheck disable=SC2016 # expanded by the inner bash
 		exec setsid bash -c 'echo $$ >"$0/pid"; exec "$@"' "$cdir" \
 			java "${HEAP_OPTS[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent \
+			"-Xlog:gc:file=$cdir/gc.log:time" \
 			-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true "${LOG_OPTS[@]}" "${sec_opts[@]+"${sec_opts[@]}"}" \
 			-cp "$(libs_dir)/*" kafka.Kafka "$cdir/server.properties" \
 			</dev/null >>"$cdir/stdout.log" 2>&1
@@ -1114,13 +1125,14 @@ parse_external() {
 }
 
 cmd_start() {
-	local n=2 dir="" owner="" heap=$KAFKA_HEAP own_dir=0 i name cdir bdir brokers=1 node security="" kerberos="" l
+	local n=2 dir="" owner="" heap=$KAFKA_HEAP heap_min=$KAFKA_HEAP_MIN own_dir=0 i name cdir bdir brokers=1 node security="" kerberos="" l
 	local -a externals=() bdirs=()
 	while [[ $# -gt 0 ]]; do
 		case $1 in
 		-n) [[ $# -ge 2 ]] || usage_error "-n needs a number"; n=$2; shift 2 ;;
 		-d) [[ $# -ge 2 ]] || usage_error "-d needs a directory"; dir=$2; shift 2 ;;
 		--heap) [[ $# -ge 2 ]] || usage_error "--heap needs a size"; heap=$2; shift 2 ;;
+		--heap-min) [[ $# -ge 2 ]] || usage_error "--heap-min needs a size"; heap_min=$2; shift 2 ;;
 		--owner) [[ $# -ge 2 ]] || usage_error "--owner needs a pid"; owner=$2; shift 2 ;;
 		--brokers) [[ $# -ge 2 ]] || usage_error "--brokers needs a count"; brokers=$2; shift 2 ;;
 		--external) [[ $# -ge 2 ]] || usage_error "--external needs NAME[:ID]=PORT"; externals+=("$2"); shift 2 ;;
@@ -1140,7 +1152,8 @@ cmd_start() {
 	fi
 	[[ -z $owner || $owner =~ ^[0-9]+$ ]] || usage_error "--owner must be a pid, not '$owner'"
 	check_heap "$heap"
-	KAFKA_HEAP=$heap
+	[[ -z $heap_min ]] || check_heap "$heap_min"
+	KAFKA_HEAP=$heap KAFKA_HEAP_MIN=$heap_min
 	[[ $KAFKA_START_TIMEOUT =~ ^[0-9]+$ ]] || usage_error "KAFKA_START_TIMEOUT must be whole seconds, not '$KAFKA_START_TIMEOUT'"
 	parse_brokers "$brokers" "$n"
 	local letters=abcdefghijklmnopqrstuvwxyz cdirs=()
@@ -1168,7 +1181,7 @@ cmd_start() {
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
 	[[ ! -f $dir/testbed.env ]] || die "$dir already holds a test bed: stop it with '$PROG stop -d $dir' or choose another dir"
-	printf 'KAFKA_VERSION=%s\nKAFKA_HEAP=%s\n' "$KAFKA_VERSION" "$KAFKA_HEAP" >"$dir/testbed.env"
+	printf 'KAFKA_VERSION=%s\nKAFKA_HEAP=%s\nKAFKA_HEAP_MIN=%s\n' "$KAFKA_VERSION" "$KAFKA_HEAP" "$KAFKA_HEAP_MIN" >"$dir/testbed.env"
 	[[ -z $SECURITY_DIR ]] || echo "SECURITY_DIR=$SECURITY_DIR" >>"$dir/testbed.env"
 	[[ -z $KERBEROS_DIR ]] || printf 'KERBEROS_DIR=%s\nKRB5_CONF=%s\n' "$KERBEROS_DIR" "$KRB5_CONF" >>"$dir/testbed.env"
 	if ((own_dir)); then
