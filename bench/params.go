@@ -106,7 +106,7 @@ func defaultParams() params {
 		TargetCodec:            "same",
 		KeySpread:              10_000,
 		LatencyRateMBps:        5,
-		LatencyWarmup:          duration{10 * time.Second},
+		LatencyWarmup:          duration{30 * time.Second}, // also the brokers' JIT warm-up when no copy ran before
 		LatencyDuration:        duration{60 * time.Second},
 		LatencyGrace:           duration{30 * time.Second},
 		CopyTimeout:            duration{5 * time.Minute},
