@@ -242,6 +242,14 @@ type Flow struct {
 	// one partition's offset map keeps exact (offsets.DefaultMaxSegments
 	// by default); beyond it the oldest merge and translate rounded down.
 	IndexMaxSegments int
+	// SyncTopicDeletion is strait.sync.topic.deletion (default false): a
+	// remote topic is deleted when its source topic is. MM2 never deletes
+	// one; Strait only reports the deletion unless this is true.
+	SyncTopicDeletion bool
+	// SyncGroupACLs is strait.sync.group.acls.enabled (default false):
+	// ACL sync also copies consumer group ACLs, so that consumers can
+	// commit on the target after a failover. MM2 has no such option.
+	SyncGroupACLs bool
 
 	// Origins says where each setting above came from, by MM2 key name
 	// (e.g. "topics", "offset.flush.interval.ms"); a key that is absent has

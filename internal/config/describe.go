@@ -174,6 +174,8 @@ func (c *Config) settings(f *Flow) []setting {
 	add(keyThrottle, throttle)
 	add(keyFastPath, b(f.FastPath))
 	add(keyIndexMaxSegments, i(f.IndexMaxSegments))
+	add(keyTopicDeletion, b(f.SyncTopicDeletion))
+	add(keyGroupACLs, b(f.SyncGroupACLs))
 	return out
 }
 

@@ -378,6 +378,8 @@ func (l *loader) flow(s, t string) *Flow {
 	r.integer("transaction.boundary.interval.ms", 64, 0)
 
 	f.FastPath = r.boolean(keyFastPath, true)
+	f.SyncTopicDeletion = r.boolean(keyTopicDeletion, false)
+	f.SyncGroupACLs = r.boolean(keyGroupACLs, false)
 	f.IndexMaxSegments = int(r.atLeast(keyIndexMaxSegments, 31, offsets.DefaultMaxSegments, 2,
 		"an offset map needs at least 2 segments; the default is "+strconv.Itoa(offsets.DefaultMaxSegments)))
 	if e := r.get(keyThrottle); e != nil {

@@ -197,9 +197,11 @@ const (
 	keyThrottle         = "strait.throttle.bytes.per.second"
 	keyFastPath         = "strait.fast.path"
 	keyIndexMaxSegments = "strait.index.max.segments"
+	keyTopicDeletion    = "strait.sync.topic.deletion"
+	keyGroupACLs        = "strait.sync.group.acls.enabled"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.
