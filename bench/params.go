@@ -22,7 +22,10 @@ const (
 const (
 	phaseCopy    = "copy"
 	phaseLatency = "latency"
-	phaseLimits  = "limits"
+
+	stampCreate    = "create"
+	stampLogAppend = "logappend"
+	phaseLimits    = "limits"
 )
 
 // Tools that can be measured.
@@ -57,7 +60,10 @@ type params struct {
 	LatencyWarmup   duration `json:"latency_warmup"`
 	LatencyDuration duration `json:"latency_duration"`
 	LatencyGrace    duration `json:"latency_grace"`
-	CopyTimeout     duration `json:"copy_timeout"`
+	// LatencyTimestamps is the latency topic's timestamps: stampCreate
+	// (the producer's) or stampLogAppend (the source broker's).
+	LatencyTimestamps string   `json:"latency_timestamps,omitempty"`
+	CopyTimeout       duration `json:"copy_timeout"`
 
 	MemPartitions          []int `json:"memory_partitions"`
 	MemRecordsPerPartition int   `json:"memory_records_per_partition"`
@@ -106,6 +112,7 @@ func defaultParams() params {
 		TargetCodec:            "same",
 		KeySpread:              10_000,
 		LatencyRateMBps:        5,
+		LatencyTimestamps:      stampCreate,
 		LatencyWarmup:          duration{30 * time.Second}, // also the brokers' JIT warm-up when no copy ran before
 		LatencyDuration:        duration{60 * time.Second},
 		LatencyGrace:           duration{30 * time.Second},
@@ -155,6 +162,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.Float64Var(&p.LatencyRateMBps, "rate", p.LatencyRateMBps, "latency run: producer rate in MB/s of payload")
 	fs.DurationVar(&p.LatencyWarmup.Duration, "latency-warmup", p.LatencyWarmup.Duration, "latency run: how long the producer writes before the measured window (those records are left out)")
 	fs.DurationVar(&p.LatencyDuration.Duration, "latency-duration", p.LatencyDuration.Duration, "latency run: how long the measured window lasts (after the warm-up)")
+	fs.StringVar(&p.LatencyTimestamps, "latency-timestamps", p.LatencyTimestamps, "latency run: the topic's timestamps, create (the producer's; Strait's fast path) or logappend (the source broker's; Strait's record path)")
 	fs.DurationVar(&p.LatencyGrace.Duration, "latency-grace", p.LatencyGrace.Duration, "latency run: how long consumers wait for the last records after the producer stops")
 	fs.DurationVar(&p.CopyTimeout.Duration, "copy-timeout", p.CopyTimeout.Duration, "give up on a copy that is not complete after this long")
 	fs.StringVar(&memParts, "memory-partitions", joinInts(p.MemPartitions), "memory mode: partition counts to measure")
@@ -258,6 +266,9 @@ func (p *params) validate() error {
 	}
 	if _, ok := codec(p.TargetCodec); !ok && p.TargetCodec != "" {
 		bad("-target-codec %q: use none, gzip, snappy, lz4, zstd, same or unset", p.TargetCodec)
+	}
+	if p.LatencyTimestamps != stampCreate && p.LatencyTimestamps != stampLogAppend {
+		bad("-latency-timestamps %q: use create or logappend", p.LatencyTimestamps)
 	}
 	if p.Runs < 1 || p.Runs > 50 {
 		bad("-runs %d: use 1 to 50", p.Runs)

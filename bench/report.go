@@ -245,7 +245,11 @@ func (res *results) latencyTable(w func(string, ...any)) {
 	w("")
 	w("Each tool replicates a fresh source topic (%d partitions) that a producer writes at a fixed rate: %s of warm-up (left out), then the measured window.", p.Partitions, p.LatencyWarmup.Duration)
 	w("")
-	w("Latency is end to end: from the source broker's append (the topic uses `message.timestamp.type=LogAppendTime`; replicators keep the timestamp) to a franz-go consumer on B receiving the record (fetch.max.wait 10 ms, polling continuously). The same consumer reads the source topic at the same time: that is the baseline, and \"added\" is target minus baseline per statistic. Timestamps have millisecond resolution.")
+	from := "the producer's timestamp (CreateTime, the same clock as the consumers': one machine; Strait copies such topics on its fast path)"
+	if p.LatencyTimestamps == stampLogAppend {
+		from = "the source broker's append (the topic uses `message.timestamp.type=LogAppendTime`, which Strait copies on its record path)"
+	}
+	w("Latency is end to end: from %s to a franz-go consumer on B receiving the record (fetch.max.wait 10 ms, polling continuously); replicators keep the timestamp. The same consumer reads the source topic at the same time: that is the baseline, and \"added\" is target minus baseline per statistic. Timestamps have millisecond resolution.", from)
 	w("")
 	res.latencySummary(w)
 	var tools []*latencyResult
