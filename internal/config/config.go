@@ -242,6 +242,10 @@ type Flow struct {
 	// one partition's offset map keeps exact (offsets.DefaultMaxSegments
 	// by default); beyond it the oldest merge and translate rounded down.
 	IndexMaxSegments int
+	// ReverseEnabled: the file enables the reverse flow too (target->source),
+	// whether or not this node runs it: the pair is active-active, and this
+	// flow skips the records the reverse flow wrote on its source.
+	ReverseEnabled bool
 	// SyncTopicDeletion is strait.sync.topic.deletion (default false): a
 	// remote topic is deleted when its source topic is. MM2 never deletes
 	// one; Strait only reports the deletion unless this is true.
