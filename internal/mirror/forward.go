@@ -160,6 +160,7 @@ type forwardDeps struct {
 	ToRecordPath func(p *partition, offset int64, reason string)
 	Log          *slog.Logger
 	Errors       *errorCounts // nil counts nothing
+	Provenance   Provenance
 }
 
 type forwarder struct {
@@ -360,6 +361,13 @@ func (f *forwarder) initProducerID(ctx context.Context) {
 		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
 			return pidDone{err: err}
 		}
+		if reg := f.deps.Provenance.Register; reg != nil {
+			// Before any batch carries the id: the reverse flow of an
+			// active-active pair must know it when it reads the batch.
+			if err := reg(ctx, r.ProducerID); err != nil {
+				return pidDone{err: err}
+			}
+		}
 		return pidDone{pid: r.ProducerID, epoch: r.ProducerEpoch}
 	})
 }
@@ -478,6 +486,13 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 			if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
 				if werr := f.deps.Throttle.wait(ctx, n); werr != nil {
 					fd.err = werr
+				}
+			}
+			if ret := f.deps.Provenance.Returned; ret != nil && fd.err == nil {
+				// Off the loop: a producer id seen for the first time
+				// is looked up in the source's registry.
+				if rerr := ret.Resolve(ctx, producerIDs(fd.resp)); rerr != nil {
+					fd.err = rerr
 				}
 			}
 			if f.cfg.Codec >= 0 && fd.err == nil {
@@ -785,7 +800,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			f.leave(fp, fmt.Sprintf("starting in the middle of a batch (offset %d of %d..%d)", fp.next, h.BaseOffset, h.LastOffset()))
 			return
 		}
-		if filter.Skip(b, h) {
+		if filter.Skip(b, h) || f.returned(h) {
 			fp.queue = append(fp.queue, &qbatch{h: h, skip: true, seq: -1})
 			fp.next = h.NextOffset()
 			continue
@@ -933,4 +948,35 @@ func (f *forwarder) checkIncarnations(meta map[string]topicMeta) {
 		}
 		f.fail(fp, recreatedError(fp.p, fp.p.position()))
 	}
+}
+
+// returned reports whether the reverse flow of an active-active pair wrote
+// the batch: its records came from this flow's target, and copying them
+// would loop. Its producer id was resolved in the fetch goroutine.
+func (f *forwarder) returned(h batch.Header) bool {
+	ret := f.deps.Provenance.Returned
+	return ret != nil && !h.Control() && ret.Returned(h.ProducerID)
+}
+
+// producerIDs lists the distinct producer ids of a fetch response's
+// batches.
+func producerIDs(resp *kmsg.FetchResponse) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			for rest := p.RecordBatches; len(rest) > 0; {
+				h, err := batch.Parse(rest)
+				if err != nil {
+					break // partial or old-format tail: the walk decides what it is
+				}
+				rest = rest[h.Size():]
+				if !seen[h.ProducerID] && h.ProducerID >= 0 {
+					seen[h.ProducerID] = true
+					out = append(out, h.ProducerID)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -53,7 +53,7 @@ func send(p *partition, offs ...int64) []*kgo.Record {
 	for _, o := range offs {
 		recs = append(recs, &kgo.Record{Offset: o})
 	}
-	send, _ := p.sendRecords(recs, 1, 0)
+	send, _ := p.sendRecords(recs, 1, 0, func(r *kgo.Record) bool { return r.Attrs.IsControl() })
 	return send
 }
 

@@ -83,6 +83,26 @@ type Config struct {
 	// replication latency in seconds (a histogram), called once per record
 	// acknowledged.
 	Latency func(topic string, partition int32) func(seconds float64)
+	// Provenance keeps an active-active pair from looping (see Provenance).
+	Provenance Provenance
+}
+
+// Provenance is how a flow takes part in active-active replication
+// (internal/provenance): it registers every producer id it writes with on
+// the target before writing with it, and skips the source batches that
+// the reverse flow wrote, as it skips transaction markers. The zero value
+// does neither.
+type Provenance struct {
+	Register func(ctx context.Context, pid int64) error
+	Returned ReturnedFilter
+}
+
+// ReturnedFilter recognises the producer ids of the reverse flow.
+type ReturnedFilter interface {
+	// Resolve makes every id known; it may read the source's registry.
+	Resolve(ctx context.Context, pids []int64) error
+	// Returned reports whether a resolved id is the reverse flow's.
+	Returned(pid int64) bool
 }
 
 // Clients are the Kafka clients of one flow's data plane.
@@ -144,6 +164,7 @@ type Mirror struct {
 	log    *slog.Logger
 
 	fwd       *forwarder     // the fast path; nil when off
+	recordPID atomic.Int64   // the record path's registered producer id (Provenance)
 	throttle  *throttle      // nil when unlimited
 	shares    *recordShares  // the record path's bytes in the producer, by target broker
 	index     index.Map      // loaded at start; seeds each partition's map
@@ -212,6 +233,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		}, forwardDeps{
 			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
 			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
+			Provenance: cfg.Provenance,
 		})
 	}
 	return m
@@ -337,6 +359,9 @@ func (m *Mirror) Run(ctx context.Context) error {
 		deadline.Stop()
 	}()
 
+	if err := m.registerRecordProducer(ctx); err != nil {
+		return fmt.Errorf("flow %s: %w", m.cfg.Flow, err)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { m.poll(ctx) })
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
@@ -423,6 +448,9 @@ func (m *Mirror) poll(ctx context.Context) {
 					return // stopping: these records are fetched again after restart
 				}
 			}
+			if m.resolveReturned(ctx, ftp.Records) != nil {
+				return // stopping: these records are fetched again after restart
+			}
 			// After what is left of earlier fetches: a fetch buffered
 			// before the partition was paused still comes in order.
 			rp.backlog[p] = append(rp.backlog[p], ftp.Records...)
@@ -499,7 +527,7 @@ func (rp *recordPoll) feed(p *partition) {
 	var cost, bytes, count int64
 	for ; n < len(recs); n++ {
 		r := recs[n]
-		if r.Attrs.IsControl() {
+		if m.notCopied(r) {
 			continue // not produced: it only moves progress
 		}
 		size := recordSize(r)
@@ -522,7 +550,7 @@ func (rp *recordPoll) feed(p *partition) {
 		if m.cfg.Compression == "" || m.cfg.Compression == "none" {
 			limit = p.topic.maxMessageBytes.Load()
 		}
-		send, tooBig := p.sendRecords(recs[:n], leader, limit)
+		send, tooBig := p.sendRecords(recs[:n], leader, limit, m.notCopied)
 		for _, r := range send {
 			rc := r.Context.(*recordCtx)
 			m.shares.charge(leader, rc.size)
@@ -634,6 +662,7 @@ func (m *Mirror) promise(r *kgo.Record, err error) {
 		}
 		return
 	}
+	m.checkRecordProducer(r.ProducerID)
 	copied, more := p.ackRecord(rc.src, r.Offset)
 	if !copied {
 		return

@@ -102,7 +102,7 @@ func (p *partition) advance(next int64) {
 // that cannot fit in a batch the target accepts halts the partition before
 // it is produced and is returned as tooBig: the producer would otherwise
 // write the records after it and leave a hole on the target.
-func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64) (send []*kgo.Record, tooBig *kgo.Record) {
+func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64, notCopied func(*kgo.Record) bool) (send []*kgo.Record, tooBig *kgo.Record) {
 	ctxs := make([]recordCtx, len(recs)) // one allocation per fetch, not per record (see recordOverhead)
 	out := recs[:0:0]
 	p.mu.Lock()
@@ -111,8 +111,8 @@ func (p *partition) sendRecords(recs []*kgo.Record, leader int32, limit int64) (
 		return nil, nil
 	}
 	for i, r := range recs {
-		if r.Attrs.IsControl() {
-			p.markerAt(r.Offset)
+		if notCopied(r) {
+			p.markerAt(r.Offset) // a marker, or a record the reverse flow wrote
 			continue
 		}
 		if limit > 0 && batchSizeAlone(r) > limit {

@@ -1,0 +1,75 @@
+package mirror
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// fakeReturned is a reverse flow's registry: pids in ours are its.
+type fakeReturned struct {
+	ours     map[int64]bool
+	resolved map[int64]bool
+}
+
+func (r *fakeReturned) Resolve(_ context.Context, pids []int64) error {
+	for _, pid := range pids {
+		r.resolved[pid] = true
+	}
+	return nil
+}
+
+func (r *fakeReturned) Returned(pid int64) bool { return r.resolved[pid] && r.ours[pid] }
+
+// An active-active pair: the batches the reverse flow wrote on the source
+// are skipped (progress moves over them), the others are forwarded.
+func TestFastPathSkipsBatchesTheReverseFlowWrote(t *testing.T) {
+	x := newFastFixture(0)
+	ret := &fakeReturned{ours: map[int64]bool{42: true}, resolved: map[int64]bool{}}
+	x.f.deps.Provenance.Returned = ret
+	resp := fetchResp("t", cat(encodeBatch(0, 2, 0, 7, nil), encodeBatch(2, 3, 0, 42, nil), encodeBatch(5, 1, 0, -1, nil)))
+	if err := ret.Resolve(t.Context(), producerIDs(resp)); err != nil { // as the fetch goroutine does
+		t.Fatal(err)
+	}
+	if !ret.resolved[7] || !ret.resolved[42] || ret.resolved[-1] {
+		t.Fatalf("producerIDs gave %v, want 7 and 42 (never -1)", ret.resolved)
+	}
+	x.fetched(t.Context(), resp)
+	var kinds []string
+	for _, q := range x.fp.queue {
+		kind := "copy"
+		if q.skip {
+			kind = "skip"
+		}
+		kinds = append(kinds, kind)
+	}
+	if got, want := strings.Join(kinds, " "), "copy skip copy"; got != want {
+		t.Fatalf("queued %q, want %q (the reverse flow's batch at 2..4 skipped)", got, want)
+	}
+	if x.fp.next != 6 {
+		t.Fatalf("next offset %d, want 6", x.fp.next)
+	}
+}
+
+// The record path passes over the reverse flow's records as it does over
+// transaction markers: they are not produced and progress moves past them.
+func TestRecordPathSkipsRecordsTheReverseFlowWrote(t *testing.T) {
+	m := testMirror()
+	m.cfg.Provenance.Returned = &fakeReturned{ours: map[int64]bool{42: true}, resolved: map[int64]bool{42: true, 7: true}}
+	p := testPartition()
+	var recs []*kgo.Record
+	for off, pid := range []int64{7, 42, 42, 7} {
+		recs = append(recs, &kgo.Record{Offset: int64(off), ProducerID: pid, Value: []byte("v")})
+	}
+	send, _ := p.sendRecords(recs, 1, 0, m.notCopied)
+	if len(send) != 2 || send[0].Offset != 0 || send[1].Offset != 3 {
+		t.Fatalf("sent %d records, want offsets 0 and 3", len(send))
+	}
+	p.ackRecord(0, 100)
+	p.ackRecord(3, 101)
+	if got := acked(p); got != 4 {
+		t.Fatalf("progress %d after acknowledging offsets 0 and 3, want 4 (1 and 2 skipped)", got)
+	}
+}
