@@ -69,6 +69,11 @@ type latencyResult struct {
 	BrokerGC map[string]gcPauses `json:"broker_gc,omitempty"`
 }
 
+// disturbed reports a run whose baseline consumer on A saw a worse p99 than
+// the consumer on B: a stall of the whole machine set both tails, and the
+// run says nothing about the replicator's.
+func (l latencyResult) disturbed() bool { return l.Target.Received > 0 && l.AddedP99Ms < 0 }
+
 // latencyRun measures source-append to target-consumer latency with tool replicating a
 // fresh topic that a producer writes at a fixed rate. The records carry the
 // producer's CreateTime (the producer, the brokers and the consumers share

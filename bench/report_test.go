@@ -48,6 +48,10 @@ func sampleResults(t *testing.T) *results {
 				Source: latencyStats{P50Ms: 1.3, P99Ms: 5.0, MaxMs: 31.0}, Target: latencyStats{P50Ms: 9.9, P99Ms: 21.0, MaxMs: 60.0},
 				AddedP50Ms: 8.6, AddedP99Ms: 16.0, AddedMaxMs: 29.0, Process: procStats{PeakRSSBytes: 23 << 20}, LoadAvg: "6.10 6.50 5.40",
 				Run: 2, BrokerGC: map[string]gcPauses{"a": {Count: 3, TotalMs: 33, MaxMs: 13}, "b": {Count: 2, TotalMs: 18, MaxMs: 10}}},
+			// A machine stall: the baseline's tail beats the target's; left out of the summary.
+			{Tool: toolStrait, Warmup: 48446, Produced: 290730, ProducedMBs: 5, ReadySeconds: 0.7, ToolCPUSeconds: 7.9,
+				Source: latencyStats{Received: 290730, P50Ms: 4.4, P99Ms: 12522.1, MaxMs: 13350.1}, Target: latencyStats{Received: 290730, P50Ms: 24.0, P99Ms: 12461.1, MaxMs: 13295.1},
+				AddedP50Ms: 19.6, AddedP99Ms: -60.9, AddedMaxMs: -54.9, Process: procStats{PeakRSSBytes: 100 << 20}, LoadAvg: "8.81 6.48 4.71", Run: 3},
 		},
 		Memory: []copyResult{
 			{Partitions: 100, Records: 5000, Process: procStats{PeakRSSBytes: 44 << 20}, WallSeconds: 2.2},
