@@ -81,7 +81,8 @@ fuzz:
 		internal/wire:FuzzDecodeHeartbeat internal/wire:FuzzDecodeCheckpoint \
 		internal/wire:FuzzDecodeOffsetSync internal/wire:FuzzDecodeConnectOffsetKey \
 		internal/wire:FuzzDecodeConnectOffsetValue internal/wire:FuzzDecodeIndexSegment \
-		internal/config:FuzzParse internal/batch:FuzzRecompress internal/saslconf:FuzzParseJAAS; do \
+		internal/config:FuzzParse internal/batch:FuzzRecompress internal/saslconf:FuzzParseJAAS \
+		internal/policy:FuzzParseRules; do \
 		pkg=$${spec%%:*}; fn=$${spec##*:}; \
 		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) ./$$pkg; \

@@ -30,6 +30,8 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"strait/internal/policy"
 )
 
 // Secret holds a sensitive value. It prints as [redacted] everywhere
@@ -132,11 +134,25 @@ type Cluster struct {
 	Producer Client
 }
 
-// Policy names the replication policy of a flow (spec §3).
+// Policy names the replication policy of a flow (spec §3) and its rename
+// rules. Flow.ReplicationPolicy builds it.
 type Policy struct {
-	Class                    string // FQCN, e.g. org.apache.kafka.connect.mirror.DefaultReplicationPolicy (a simple name in the file is expanded)
+	// Class is the built-in policy that runs: DefaultPolicyClass or
+	// IdentityPolicyClass. A simple name in the file is expanded, and a
+	// third-party class that names topics the same way
+	// (policy.BuiltinClass) is replaced, with a warning.
+	Class                    string
 	Separator                string // replication.policy.separator, raw (not trimmed), default "."
 	InternalSeparatorEnabled bool   // replication.policy.internal.topic.separator.enabled, default true
+	// Rules is strait.rename.rules (top level, or per flow): the remote
+	// names of the topics a rule matches; Class names the others. nil when
+	// the flow renames nothing.
+	Rules *policy.Rules
+	// Inbound are the policies of the enabled flows into this flow's
+	// source that have rename rules, by their source alias (nil when none
+	// has): reading a topic name of the source, cycle detection and
+	// checkpoints undo those flows' renames. Their own Inbound is nil.
+	Inbound map[string]Policy
 }
 
 // Flow is one ordered pair source->target that this node runs: either an
@@ -255,10 +271,28 @@ type Flow struct {
 	// commit on the target after a failover. MM2 has no such option.
 	SyncGroupACLs bool
 
+	// Transforms are the flow's Connect transforms (transforms, and
+	// transforms.<name>.* at the top level or per flow), which Strait
+	// does not run: Parse refuses them, and RegexRouterRules converts a
+	// RegexRouter to the equivalent strait.rename.rules.
+	Transforms []Transform
+
 	// Origins says where each setting above came from, by MM2 key name
 	// (e.g. "topics", "offset.flush.interval.ms"); a key that is absent has
 	// its default value.
 	Origins map[string]Origin
+}
+
+// Transform is one Connect transform (SMT) of a flow as the file sets it.
+type Transform struct {
+	Name string // its alias in the transforms list, e.g. "route"
+	Type string // transforms.<name>.type, the Java class
+	// Props are the other transforms.<name>.* settings by the key after
+	// that prefix (e.g. "regex"); a value that came through a config
+	// provider is left out, and Redacted says so.
+	Props    map[string]string
+	Redacted bool
+	Origin   Origin // the transforms key that lists it
 }
 
 // Name returns "source->target".

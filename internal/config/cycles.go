@@ -53,8 +53,9 @@ func nameCycle(all []*Flow) string {
 }
 
 // cycleFrom finds a simple cycle through start of at least three flows,
-// one of which keeps names (a policy other than the default). Cycles are
-// found once, from their smallest alias.
+// one of which may keep names (a policy other than the default, or rename
+// rules, which can drop the alias the default policy adds). Cycles are found
+// once, from their smallest alias.
 func cycleFrom(start string, next map[string][]*Flow) []*Flow {
 	var path []*Flow
 	onPath := map[string]bool{start: true}
@@ -63,7 +64,7 @@ func cycleFrom(start string, next map[string][]*Flow) []*Flow {
 		for _, f := range next[at] {
 			if f.Target == start && len(path) >= 2 {
 				c := append(slices.Clone(path), f)
-				if slices.ContainsFunc(c, func(f *Flow) bool { return f.Policy.Class != DefaultPolicyClass }) {
+				if slices.ContainsFunc(c, func(f *Flow) bool { return f.Policy.Class != DefaultPolicyClass || f.Policy.Rules != nil }) {
 					return c
 				}
 				continue

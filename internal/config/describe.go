@@ -140,6 +140,11 @@ func (c *Config) settings(f *Flow) []setting {
 	add("replication.policy.class", f.Policy.Class)
 	add("replication.policy.separator", strconv.Quote(f.Policy.Separator))
 	add("replication.policy.internal.topic.separator.enabled", b(f.Policy.InternalSeparatorEnabled))
+	rules := "(none)"
+	if f.Policy.Rules != nil {
+		rules = f.Policy.Rules.String()
+	}
+	add(keyRenameRules, rules)
 	add("topics", list(f.Topics))
 	add("topics.exclude", list(f.TopicsExclude))
 	add("replication.factor", i(f.ReplicationFactor))

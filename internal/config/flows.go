@@ -54,6 +54,7 @@ func (l *loader) flows() []*Flow {
 			}
 		}
 	}
+	linkInbound(all)
 	return all
 }
 
@@ -275,17 +276,19 @@ func (r *flowReader) policyClass() string {
 		return DefaultPolicyClass
 	}
 	v := e.trimmed()
-	switch v {
-	case DefaultPolicyClass, IdentityPolicyClass:
-		return v
-	case "DefaultReplicationPolicy", "IdentityReplicationPolicy":
-		full := "org.apache.kafka.connect.mirror." + v
-		r.l.rep.warnf(e.origin(), "MM2 loads the policy by its full class name: write %s so the file also works with MM2", full)
-		return full
+	builtin, differs, ok := policy.BuiltinClass(v)
+	switch {
+	case !ok:
+		r.errorf(e, "unknown replication policy class %s: a Java policy cannot run in Strait, which implements %s and %s (and reads Strimzi's and AWS's old identity policies as the latter); to rename topics as a custom policy does, remove the key and write %s (README: Renaming topics), e.g. %s = orders=prod.orders, re:^legacy-(.*)$=new-$1",
+			e.show(), DefaultPolicyClass, IdentityPolicyClass, keyRenameRules, keyRenameRules)
+		return DefaultPolicyClass
+	case v == builtin:
+	case differs == "":
+		r.l.rep.warnf(e.origin(), "MM2 loads the policy by its full class name: write %s so the file also works with MM2", builtin)
+	default:
+		r.l.rep.warnf(e.origin(), "Strait runs %s as %s: %s", e.show(), builtin, differs)
 	}
-	r.errorf(e, "unknown replication policy class %s: Strait implements only %s and %s (a custom Java policy cannot run in Strait); set one of them, or remove the key for the default",
-		e.show(), DefaultPolicyClass, IdentityPolicyClass)
-	return DefaultPolicyClass
+	return builtin
 }
 
 // separator reads replication.policy.separator raw, as the policies do.
@@ -331,6 +334,8 @@ func (l *loader) flow(s, t string) *Flow {
 		Separator:                r.separator(),
 		InternalSeparatorEnabled: r.rawBool("replication.policy.internal.topic.separator.enabled", true),
 	}
+	f.Policy.Rules = r.renameRules()
+	f.Transforms = r.transforms()
 
 	f.Topics = r.regexList("topics", defaultTopics)
 	f.TopicsExclude = r.regexList("topics.exclude", defaultTopicsExclude)
@@ -423,6 +428,7 @@ func (l *loader) flow(s, t string) *Flow {
 
 	if runs {
 		l.crossChecks(f, cc)
+		l.checkRouter(f)
 	}
 	return f
 }

@@ -199,9 +199,10 @@ const (
 	keyIndexMaxSegments = "strait.index.max.segments"
 	keyTopicDeletion    = "strait.sync.topic.deletion"
 	keyGroupACLs        = "strait.sync.group.acls.enabled"
+	keyRenameRules      = "strait.rename.rules"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

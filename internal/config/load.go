@@ -369,7 +369,7 @@ func (l *loader) selectFlows(all []*Flow) {
 	}
 	markReverse(all)
 	if c := nameCycle(all); c != "" {
-		l.rep.errorf(Origin{}, "the enabled flows %s form a cycle, and a policy other than DefaultReplicationPolicy keeps topic names on it: records would be copied round forever (Strait breaks only two-way pairs such as A->B with B->A). Disable one flow of the cycle, or use DefaultReplicationPolicy on it", c)
+		l.rep.errorf(Origin{}, "the enabled flows %s form a cycle, and a policy other than DefaultReplicationPolicy, or strait.rename.rules, may keep topic names on it: records would be copied round forever (Strait breaks only two-way pairs such as A->B with B->A). Disable one flow of the cycle, or use DefaultReplicationPolicy without rename rules on it", c)
 	}
 	if len(enabled) == 0 {
 		l.rep.warnf(Origin{}, "no flow is enabled: MM2 and Strait replicate data only for pairs with `<source>-><target>.enabled = true`; add e.g. `%s->%s.enabled = true`",

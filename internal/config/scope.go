@@ -282,10 +282,23 @@ func (l *loader) checkConnectorKey(e *entry, k string) {
 // checkTransforms refuses Connect transforms (SMTs): they change records,
 // and Strait copies every record unchanged. An empty transforms list is
 // no transforms, as in Connect.
+//
+// A RegexRouter at the top level or per flow is the exception: it renames
+// topics, which Strait does with strait.rename.rules, so checkRouter refuses
+// it per flow with the equivalent rule, and its keys get no error here.
 func (l *loader) checkTransforms(e *entry, k string) {
 	const notSupported = "Connect transforms are not supported: "
+	scope := strings.TrimSuffix(e.key, k)
+	router := func(name string) bool {
+		return (scope == "" || strings.Contains(scope, "->")) && l.isRouter(scope, name)
+	}
 	if k == "transforms" {
-		names := parseList(e.trimmed())
+		var names []string
+		for _, n := range parseList(e.trimmed()) {
+			if !router(n) {
+				names = append(names, n)
+			}
+		}
 		if len(names) == 0 {
 			return
 		}
@@ -305,6 +318,9 @@ func (l *loader) checkTransforms(e *entry, k string) {
 		return
 	}
 	name, prop, _ := strings.Cut(strings.TrimPrefix(k, "transforms."), ".")
+	if router(name) {
+		return
+	}
 	class := ""
 	if prop == "type" {
 		class = fmt.Sprintf(" (class %s)", e.show())

@@ -8,7 +8,17 @@
 //
 // New builds DefaultReplicationPolicy ("<alias><sep><topic>") or IdentityReplicationPolicy
 // (names unchanged, except topics whose name ends in "heartbeats"). Java's null results are
-// reported as (value, false).
+// reported as (value, false). BuiltinClass maps the third-party identity policies whose names
+// Strait reproduces (Strimzi's, AWS's) to IdentityClass.
+//
+// # Rename rules
+//
+// ParseRules reads Strait's strait.rename.rules (exact NAME=NEW-NAME and re:REGEX=REPLACEMENT
+// rules, first match wins), which replace the custom Java policies MM2 users write. Renaming
+// applies them before a fallback policy built by New and inverts them, so that cycle
+// detection and checkpoints read renamed names back, also those that flows into the source
+// made. Every rule must be reversible; RemoteNames reports, per topic, the collisions that
+// only the topics that exist show.
 //
 // # Regular expressions
 //

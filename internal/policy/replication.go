@@ -62,8 +62,9 @@ type ReplicationPolicy interface {
 }
 
 // New builds the policy named by class, the value of replication.policy.class: the fully
-// qualified name of DefaultClass or IdentityClass, or its simple name (a Strait convenience;
-// Java needs the full name), surrounding white space ignored as Java's config parser does. separator (replication.policy.separator) is used
+// qualified name of DefaultClass or IdentityClass, its simple name (a Strait convenience;
+// Java needs the full name), or a third-party class BuiltinClass maps to one of them,
+// surrounding white space ignored as Java's config parser does. separator (replication.policy.separator) is used
 // verbatim, trailing spaces included, because MM2 passes the raw property to the policy.
 // internalSeparatorEnabled is replication.policy.internal.topic.separator.enabled: when false,
 // internal topic names use "." whatever the separator. sourceAlias (source.cluster.alias) is
@@ -78,18 +79,60 @@ func New(class, separator string, internalSeparatorEnabled bool, sourceAlias str
 		internalSep = separator
 	}
 	d := newDefault(separator, internalSep)
-	switch strings.TrimSpace(class) {
-	case DefaultClass, simpleName(DefaultClass):
-		return d, nil
-	case IdentityClass, simpleName(IdentityClass):
+	builtin, _, ok := BuiltinClass(class)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("replication.policy.class %q is not supported: Strait implements only %s and %s (custom Java policies cannot run in Go); set it to one of them, and rename topics with strait.rename.rules",
+			class, DefaultClass, IdentityClass)
+	case builtin == IdentityClass:
 		return &identityPolicy{defaultPolicy: *d, sourceAlias: sourceAlias}, nil
 	}
-	return nil, fmt.Errorf("replication.policy.class %q is not supported: Strait implements only %s and %s (custom Java policies cannot run in Go); set it to one of them",
-		class, DefaultClass, IdentityClass)
+	return d, nil
 }
 
 func simpleName(class string) string {
 	return class[strings.LastIndexByte(class, '.')+1:]
+}
+
+// Third-party replication policies whose remote topic names Strait reproduces with a
+// built-in policy. Each was checked against its public source.
+const (
+	// StrimziIdentityClass is the identity policy of Strimzi's mirror-maker-2-extensions
+	// (deprecated since Kafka 3.0 has its own): topic names unchanged.
+	StrimziIdentityClass = "io.strimzi.kafka.connect.mirror.IdentityReplicationPolicy"
+	// AWSIdentityClass is the identity policy of AWS's MSK migration samples
+	// (aws-samples/mirrormaker2-msk-migration): topic names unchanged.
+	AWSIdentityClass = "com.amazonaws.kafka.samples.CustomMM2ReplicationPolicy"
+)
+
+// knownClasses maps third-party classes to the built-in class that names topics as they do,
+// with what differs.
+var knownClasses = map[string]struct{ builtin, differs string }{
+	StrimziIdentityClass: {IdentityClass, identityDiffers},
+	AWSIdentityClass:     {IdentityClass, identityDiffers},
+}
+
+// identityDiffers is how the old identity policies differ from Kafka's: they keep the name of
+// the heartbeats topic too, so replicated heartbeats mix with the target's own.
+const identityDiffers = `remote topics keep their names as with that class, but replicated heartbeats go to "<source>.heartbeats" as with Kafka's policy, not into the target's own "heartbeats" topic`
+
+// BuiltinClass returns the built-in policy class (DefaultClass or IdentityClass) that runs the
+// replication.policy.class value class: the class itself, its simple name (a Strait
+// convenience; Java needs the full name), or a third-party class that names topics the same
+// way (StrimziIdentityClass, AWSIdentityClass), for which differs says what Strait does
+// differently. Surrounding white space is ignored, as Java's config parser does. ok is false
+// for any other class, which cannot run in Strait.
+func BuiltinClass(class string) (builtin, differs string, ok bool) {
+	switch class = strings.TrimSpace(class); class {
+	case DefaultClass, simpleName(DefaultClass):
+		return DefaultClass, "", true
+	case IdentityClass, simpleName(IdentityClass):
+		return IdentityClass, "", true
+	}
+	if k, found := knownClasses[class]; found {
+		return k.builtin, k.differs, true
+	}
+	return "", "", false
 }
 
 // defaultPolicy is DefaultReplicationPolicy (spec §3.2).
