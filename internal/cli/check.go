@@ -20,20 +20,40 @@ func newCheckCmd(stdout io.Writer) *cobra.Command {
 		cf      configFlags
 		offline bool
 		timeout time.Duration
+		planned bool
+		asJSON  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "check [mm2.properties] [-c FILE] [--offline]",
+		Use:   "check [mm2.properties] [-c FILE] [--offline | --plan [--json]]",
 		Short: "Validate a configuration and print the resolved flows",
 		Long: `Validate an MM2 configuration exactly as 'strait run' would, print the
 resolved flows with their effective settings (secrets redacted) or every
 problem with its key and line, and, unless --offline, connect to every
-cluster the flows use.`,
+cluster the flows use.
+
+With --plan it prints, instead, every topic it would create, partition it
+would add, config it would change (old -> new) and ACL it would add on each
+flow's target, changing nothing. The exit code is 0 when the clusters are in
+sync and 3 when changes are pending (for GitOps pipelines); --json prints the
+plan as JSON.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.resolve(cmd, args); err != nil {
 				return err
 			}
+			if planned && offline {
+				return usageError{errors.New("--plan reads both clusters of every flow: it cannot run --offline")}
+			}
+			if asJSON && !planned {
+				return usageError{errors.New("--json applies to --plan only: add --plan")}
+			}
 			cfg, plan, err := cf.load()
+			if planned {
+				if plan == nil {
+					return err
+				}
+				return checkPlan(cmd.Context(), stdout, cfg, plan, asJSON)
+			}
 			if plan == nil {
 				// Show the warnings too: they often explain the errors.
 				if cfg != nil && len(cfg.Warnings) > 0 {
@@ -63,6 +83,8 @@ cluster the flows use.`,
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&offline, "offline", false, "do not connect to the clusters")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for each cluster")
+	cmd.Flags().BoolVar(&planned, "plan", false, "print what strait run would change on the targets (topics, partitions, configs, ACLs) and change nothing; exit 3 when changes are pending")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --plan: print the plan as JSON")
 	return cmd
 }
 

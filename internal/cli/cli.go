@@ -20,6 +20,7 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // the command ran and failed (cluster unreachable, a flow failed)
 	ExitUsage   = 2 // bad flags or a bad configuration file
+	ExitPending = 3 // check --plan: changes are pending
 )
 
 // usageError marks errors that are the user's input, not the run.
@@ -44,6 +45,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, errPending) {
+		return ExitPending // the plan printed says what
 	}
 	fmt.Fprintf(stderr, "strait: %v\n", err)
 	var ce configError

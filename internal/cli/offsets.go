@@ -88,7 +88,7 @@ func translateGroup(ctx context.Context, file string, plan *kafkaclient.Plan, fr
 		return nil, usageError{fmt.Errorf("%s has no enabled flow %s->%s: set %s->%s.enabled = true", file, from, to, from, to)}
 	}
 	fc := fp.Flow
-	pol, err := policy.New(fc.Policy.Class, fc.Policy.Separator, fc.Policy.InternalSeparatorEnabled, fc.Source)
+	pol, err := fc.ReplicationPolicy() // the class, with strait.rename.rules
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/acls"
 	"strait/internal/checkpoint"
 	"strait/internal/config"
 	"strait/internal/heartbeat"
@@ -93,6 +94,7 @@ type flow struct {
 
 	mirror      *mirror.Mirror
 	topics      *topics.Reconciler
+	acls        *acls.Syncer // nil unless sync.topic.acls.enabled
 	indexReader *index.Reader
 	checkpoints *checkpoint.Checkpointer
 	heartbeat   *heartbeat.Emitter
@@ -187,6 +189,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			runner(&data, dataCtx, name, f.mirror.Run)
 			runner(&ctl, ctlCtx, name+": topics", f.topics.Run)
 		}
+		if f.acls != nil {
+			runner(&ctl, ctlCtx, name+": ACLs", f.acls.Run)
+		}
 		if f.indexReader != nil {
 			runner(&ctl, ctlCtx, name+": offset index", f.indexReader.Run)
 			runner(&ctl, ctlCtx, name+": checkpoints", f.checkpoints.Run)
@@ -205,10 +210,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return firstErr
 }
 
-// prepare checks every cluster once, so an unreachable cluster fails fast
-// with its alias and address instead of retrying silently, then creates
-// the internal topics.
+// prepare checks every cluster once (ping), then creates the internal
+// topics.
 func (d *Daemon) prepare(ctx context.Context, flows []*flow) error {
+	if err := d.ping(ctx, flows); err != nil {
+		return err
+	}
+	for _, f := range flows {
+		for _, it := range f.internal {
+			if err := topics.EnsureCompacted(ctx, it.adm, it.name, it.rf); err != nil {
+				return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// ping checks every cluster the flows use once, so an unreachable cluster
+// fails fast with its alias and address instead of retrying silently.
+func (d *Daemon) ping(ctx context.Context, flows []*flow) error {
 	var pings []ping
 	seen := map[string]bool{}
 	for _, f := range flows {
@@ -227,17 +247,7 @@ func (d *Daemon) prepare(ctx context.Context, flows []*flow) error {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for _, f := range flows {
-		for _, it := range f.internal {
-			if err := topics.EnsureCompacted(ctx, it.adm, it.name, it.rf); err != nil {
-				return fmt.Errorf("flow %s: %w", f.cfg.Name(), err)
-			}
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // builder creates a flow's clients and remembers them for closing.
@@ -294,9 +304,9 @@ func (d *Daemon) build(fp *kafkaclient.FlowPlan) (_ *flow, err error) {
 			f.close()
 		}
 	}()
-	pol, err := policy.New(fc.Policy.Class, fc.Policy.Separator, fc.Policy.InternalSeparatorEnabled, fc.Source)
+	pol, err := fc.ReplicationPolicy() // the class, with strait.rename.rules
 	if err != nil {
-		return nil, fmt.Errorf("flow %s: %w", fc.Name(), err)
+		return nil, err
 	}
 	if fp.Heartbeats {
 		if err := d.buildHeartbeats(b, pol); err != nil {
@@ -397,6 +407,10 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if !d.opts.NoMM2Takeover {
 		takeover = fc.OffsetStorageTopic
 	}
+	prov, err := b.provenance(prodMap.Settings.Idempotent, meta, tgtAdm)
+	if err != nil {
+		return err
+	}
 	f.mirror = mirror.New(mirror.Config{
 		Flow:                   name,
 		Source:                 fc.Source,
@@ -419,6 +433,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
 		IndexMaxSegments:       fc.IndexMaxSegments,
 		Latency:                d.latency(name),
+		Provenance:             prov,
 	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
 
 	interval := fc.RefreshTopicsInterval
@@ -444,10 +459,34 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		f.mirror.Update(ts, gone)
 	}, d.log)
 
+	if err := d.buildACLs(b, pol, topicFilter, srcAdmK, tgtAdm); err != nil {
+		return err
+	}
 	if !fc.EmitCheckpointsEnabled && !fc.SyncGroupOffsetsEnabled {
 		return nil
 	}
 	return d.buildCheckpoints(b, pol, topicFilter, srcAdmK, tgtAdm, meta)
+}
+
+// buildACLs creates the ACL syncer of a flow with sync.topic.acls.enabled.
+func (d *Daemon) buildACLs(b *builder, pol policy.ReplicationPolicy, topicFilter *policy.Filter, srcAdm, tgtAdm *kadm.Client) error {
+	fc := b.f.cfg
+	if !fc.SyncTopicACLsEnabled {
+		return nil
+	}
+	var groups *policy.Filter
+	if fc.SyncGroupACLs {
+		var err error
+		if groups, err = policy.NewFilter(fc.Groups, fc.GroupsExclude); err != nil {
+			return fmt.Errorf("flow %s: %w", fc.Name(), err)
+		}
+	}
+	b.f.acls = acls.New(acls.Config{
+		Flow: fc.Name(), Source: fc.Source, Target: fc.Target, Policy: pol,
+		Topics: topicFilter, HeartbeatsReplication: fc.HeartbeatsReplication,
+		Groups: groups, OwnGroup: d.isProgressGroup, Interval: fc.SyncTopicACLsInterval,
+	}, srcAdm, tgtAdm, d.log)
+	return nil
 }
 
 func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topicFilter *policy.Filter, srcAdm, tgtAdm *kadm.Client, producer *kgo.Client) error {
