@@ -28,8 +28,7 @@ func TestExamples(t *testing.T) {
 			file:       "active-active.properties",
 			wantFlows:  []flowWant{{"west->east", true}, {"east->west", true}},
 			wantPolicy: DefaultPolicyClass,
-			wantWarnings: `key "sync.topic.configs.enabled" (default): true (MM2's default) is not honoured yet on west->east and east->west: Strait copies a topic's configs only when it creates the remote topic, not later changes; set it to false to silence this warning
-key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on west->east and east->west: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
+			wantWarnings: `key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on west->east and east->west: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
 `,
 			check: func(t *testing.T, c *Config) {
 				we := flowOf(t, c, "west->east")
@@ -67,8 +66,6 @@ key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured ye
 			file:       "active-passive.properties",
 			wantFlows:  []flowWant{{"eu-west1->eu-north1", true}, {"eu-north1->eu-west1", false}},
 			wantPolicy: IdentityPolicyClass,
-			wantWarnings: `key "sync.topic.configs.enabled" (line 12): true is not honoured yet on eu-west1->eu-north1: Strait copies a topic's configs only when it creates the remote topic, not later changes; set it to false to silence this warning
-`,
 			check: func(t *testing.T, c *Config) {
 				f := flowOf(t, c, "eu-west1->eu-north1")
 				if f.SyncTopicACLsEnabled || !f.SyncTopicConfigsEnabled || !f.SyncGroupOffsetsEnabled {

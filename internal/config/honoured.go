@@ -36,10 +36,6 @@ func notHonoured(f *Flow) []unhonoured {
 		return " (MM2's default)"
 	}
 
-	if f.SyncTopicConfigsEnabled {
-		add("sync.topic.configs.enabled", "true"+byDefault("sync.topic.configs.enabled")+" is not honoured yet",
-			"Strait copies a topic's configs only when it creates the remote topic, not later changes; set it to false to silence this warning")
-	}
 	if f.SyncTopicACLsEnabled {
 		add("sync.topic.acls.enabled", "true"+byDefault("sync.topic.acls.enabled")+" is not honoured yet",
 			"Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning")

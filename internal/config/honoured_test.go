@@ -13,17 +13,15 @@ func TestNotHonouredWarnings(t *testing.T) {
 		want string // every warning
 	}{
 		{
-			name: "MM2's defaults for config and ACL sync",
+			name: "MM2's defaults for config and ACL sync: config sync is honoured",
 			src:  base,
-			want: `key "sync.topic.configs.enabled" (default): true (MM2's default) is not honoured yet on A->B: Strait copies a topic's configs only when it creates the remote topic, not later changes; set it to false to silence this warning
-key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on A->B: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
+			want: `key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on A->B: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
 `,
 		},
 		{
 			name: "one warning per key, naming every flow",
 			src:  base + "B->A.enabled = true\nsync.topic.acls.enabled = true\nsync.topic.configs.enabled = false\nB->A.sync.topic.configs.enabled = true\n",
 			want: `key "sync.topic.acls.enabled" (line 6): true is not honoured yet on A->B and B->A: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
-key "B->A.sync.topic.configs.enabled" (line 8): true is not honoured yet on B->A: Strait copies a topic's configs only when it creates the remote topic, not later changes; set it to false to silence this warning
 `,
 		},
 		{
