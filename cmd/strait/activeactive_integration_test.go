@@ -44,7 +44,7 @@ func TestActiveActiveCopiesEveryRecordOnce(t *testing.T) {
 			topic := kafkatest.Name(t, "aa-"+tc.name)
 			a.CreateTopic(t, topic, 3, nil)
 			b.CreateTopic(t, topic, 3, nil)
-			cfg := writeConfig(t, fmt.Sprintf("B->A.enabled = true\ntopics = %s\nreplication.policy.class = %s\nemit.checkpoints.enabled = false", topic, tc.policy))
+			cfg := writeConfig(t, fmt.Sprintf("B->A.enabled = true\ntopics = %s\nreplication.policy.class = %s", topic, tc.policy))
 			p := startStrait(t, "run", cfg)
 
 			ctx, stop := context.WithTimeout(t.Context(), activeActiveTraffic)

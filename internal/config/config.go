@@ -184,8 +184,8 @@ type Flow struct {
 	RefreshTopicsInterval    time.Duration
 	RefreshTopicsIntervalSet bool
 	// SyncTopicConfigsEnabled and SyncTopicACLsEnabled (and their
-	// intervals) are read as MM2 does but not honoured yet: Parse warns
-	// while they are true (MM2's default) on an enabled flow.
+	// intervals) turn on the topic reconciler's config sync and the ACL
+	// syncer (internal/topics, internal/acls).
 	SyncTopicConfigsEnabled  bool
 	SyncTopicConfigsInterval time.Duration
 	ConfigPropertiesExclude  []string

@@ -28,8 +28,7 @@ func TestExamples(t *testing.T) {
 			file:       "active-active.properties",
 			wantFlows:  []flowWant{{"west->east", true}, {"east->west", true}},
 			wantPolicy: DefaultPolicyClass,
-			wantWarnings: `key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on west->east and east->west: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
-`,
+			wantWarnings: "",
 			check: func(t *testing.T, c *Config) {
 				we := flowOf(t, c, "west->east")
 				if !slices.Equal(we.Topics, []string{"orders.*", "payments"}) {

@@ -29,17 +29,7 @@ func notHonoured(f *Flow) []unhonoured {
 		out = append(out, unhonoured{key: key, origin: o, what: what, instead: instead})
 	}
 	set := func(key string) bool { _, ok := f.Origins[key]; return ok }
-	byDefault := func(key string) string {
-		if set(key) {
-			return ""
-		}
-		return " (MM2's default)"
-	}
 
-	if f.SyncTopicACLsEnabled {
-		add("sync.topic.acls.enabled", "true"+byDefault("sync.topic.acls.enabled")+" is not honoured yet",
-			"Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning")
-	}
 	if !f.RefreshGroupsEnabled {
 		add("refresh.groups.enabled", "false is not honoured yet",
 			"Strait lists the source's consumer groups every "+seconds(f.RefreshGroupsInterval)+" (refresh.groups.interval.seconds) anyway")

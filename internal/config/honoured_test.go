@@ -13,16 +13,9 @@ func TestNotHonouredWarnings(t *testing.T) {
 		want string // every warning
 	}{
 		{
-			name: "MM2's defaults for config and ACL sync: config sync is honoured",
+			name: "MM2's defaults for config and ACL sync: both are honoured",
 			src:  base,
-			want: `key "sync.topic.acls.enabled" (default): true (MM2's default) is not honoured yet on A->B: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
-`,
-		},
-		{
-			name: "one warning per key, naming every flow",
-			src:  base + "B->A.enabled = true\nsync.topic.acls.enabled = true\nsync.topic.configs.enabled = false\nB->A.sync.topic.configs.enabled = true\n",
-			want: `key "sync.topic.acls.enabled" (line 6): true is not honoured yet on A->B and B->A: Strait copies no ACLs, so grant access on the target yourself; set it to false to silence this warning
-`,
+			want: "",
 		},
 		{
 			name: "every other setting that is read and not acted on",

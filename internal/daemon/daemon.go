@@ -441,16 +441,19 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		interval = 24 * time.Hour
 	}
 	f.topics = topics.New(topics.Config{
-		Flow:                  name,
-		Source:                fc.Source,
-		Target:                fc.Target,
-		Policy:                pol,
-		Topics:                topicFilter,
-		Configs:               cfgFilter,
-		HeartbeatsReplication: fc.HeartbeatsReplication,
-		ReplicationFactor:     fc.ReplicationFactor,
-		Interval:              interval,
-		Group:                 group,
+		Flow:                         name,
+		Source:                       fc.Source,
+		Target:                       fc.Target,
+		Policy:                       pol,
+		Topics:                       topicFilter,
+		Configs:                      cfgFilter,
+		HeartbeatsReplication:        fc.HeartbeatsReplication,
+		ReplicationFactor:            fc.ReplicationFactor,
+		Interval:                     interval,
+		Group:                        group,
+		SyncConfigs:                  fc.SyncTopicConfigsEnabled,
+		SyncConfigsInterval:          fc.SyncTopicConfigsInterval,
+		DeleteRemoteOnSourceDeletion: fc.SyncTopicDeletion,
 	}, srcAdm, dstAdm, func(ready []topics.Ready, gone []string) {
 		ts := make([]mirror.Topic, len(ready))
 		for i, r := range ready {

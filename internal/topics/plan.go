@@ -107,6 +107,11 @@ type observed struct {
 	selected    []string             // source topics the flow replicates that described, sorted
 	listed      map[string]bool      // every source topic the flow replicates, described or not
 	target      map[string]topicInfo // every topic on the target
+	// nameErrs holds the selected topics whose remote name cannot be
+	// used: not a valid topic name, or the name of another selected
+	// topic's remote topic too (strait.rename.rules). They are neither
+	// created nor copied.
+	nameErrs map[string]error
 
 	// Configs by source and by remote topic name: the source's for
 	// remote topics to create and, with syncConfigs, for all; the
@@ -153,8 +158,19 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		return nil, fmt.Errorf("listing topics on the target: %w", err)
 	}
 
+	obs.nameErrs = map[string]error{}
+	if _, errs := policy.RemoteNames(r.cfg.Policy, r.cfg.Source, obs.selected); len(errs) > 0 {
+		for i, err := range errs {
+			if err != nil {
+				obs.nameErrs[obs.selected[i]] = err
+			}
+		}
+	}
 	var missing, existing []string // source names
 	for _, name := range obs.selected {
+		if obs.nameErrs[name] != nil {
+			continue
+		}
 		remote, ok := obs.target[r.remote(name)]
 		switch {
 		case !ok || errors.Is(remote.Err, kerr.UnknownTopicOrPartition):
@@ -281,6 +297,8 @@ func (r *Reconciler) decide(obs *observed) *pass {
 		res := &p.results[i]
 		remote, ok := obs.target[res.Remote]
 		switch {
+		case obs.nameErrs[name] != nil:
+			res.Action, res.Err = Failed, obs.nameErrs[name]
 		case !ok || errors.Is(remote.Err, kerr.UnknownTopicOrPartition):
 			r.planCreate(obs, p, i)
 		case remote.Err != nil:
