@@ -32,7 +32,7 @@ func checkPlan(ctx context.Context, w io.Writer, cfg *config.Config, plan *kafka
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Pending bool                  `json:"pending"`
+			Pending bool                 `json:"pending"`
 			Flows   []daemon.FlowChanges `json:"flows"`
 		}{pending(changes), changes}); err != nil {
 			return err

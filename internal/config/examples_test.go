@@ -25,9 +25,9 @@ func TestExamples(t *testing.T) {
 		check        func(t *testing.T, c *Config)
 	}{
 		{
-			file:       "active-active.properties",
-			wantFlows:  []flowWant{{"west->east", true}, {"east->west", true}},
-			wantPolicy: DefaultPolicyClass,
+			file:         "active-active.properties",
+			wantFlows:    []flowWant{{"west->east", true}, {"east->west", true}},
+			wantPolicy:   DefaultPolicyClass,
 			wantWarnings: "",
 			check: func(t *testing.T, c *Config) {
 				we := flowOf(t, c, "west->east")
