@@ -43,7 +43,7 @@ func TestCheckPlanShowsPendingChangesThenNone(t *testing.T) {
 	remote := "A." + topic
 	retention := "86400000"
 	a.CreateTopic(t, topic, 2, map[string]*string{"retention.ms": &retention})
-	cfg := writeConfig(t, fmt.Sprintf("topics = %s\nsync.topic.configs.interval.seconds = 1\nsync.topic.acls.enabled = false\nemit.checkpoints.enabled = false", topic))
+	cfg := writeConfig(t, fmt.Sprintf("topics = %s\nsync.topic.configs.interval.seconds = 1\nsync.topic.acls.enabled = false", topic))
 
 	out, code := checkPlan(t, cfg)
 	if code != 3 || !strings.Contains(out, "+ create topic "+remote+" (from "+topic+", 2 partitions) with retention.ms=86400000") {

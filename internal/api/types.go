@@ -3,6 +3,8 @@ package api
 // The JSON documents of /api/v1. Every figure is as fresh as the node's
 // last sample (History.Interval apart); rates come from consecutive samples.
 
+import "strait/internal/daemon"
+
 // FlowsView is GET /api/v1/flows.
 type FlowsView struct {
 	Flows []FlowView `json:"flows"`
@@ -37,6 +39,9 @@ type FlowView struct {
 	// Backlog is the progress of the copy of what the source held when
 	// this process started; null once caught up with it.
 	Backlog *BacklogView `json:"backlog"`
+	// Problems are the control plane's items that failed alone: topics,
+	// configs and ACL bindings it could not sync.
+	Problems []daemon.ControlProblem `json:"control_problems,omitempty"`
 }
 
 // BacklogView is the initial copy's progress: records copied of those the

@@ -152,6 +152,9 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 		if f.CheckpointAge != nil {
 			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)
 		}
+		for _, p := range f.Problems {
+			fmt.Fprintf(w, "  ! %s %s: %s\n", p.Kind, p.Item, p.Error)
+		}
 	}
 	stopped := 0
 	for _, p := range parts.Partitions {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"strait/internal/api"
+	"strait/internal/daemon"
 )
 
 func TestRenderStatus(t *testing.T) {
@@ -13,7 +14,8 @@ func TestRenderStatus(t *testing.T) {
 	renderStatus(&b, api.FlowsView{Flows: []api.FlowView{{
 		Name: "A->B", State: "degraded", BytesPerSecond: 2.5e6, RecordsPerSecond: 12345, LagRecords: 4200, LagSeconds: 75,
 		Partitions: 3, FastPath: 2, RecordPath: 1, StoppedPartitions: 1, CheckpointAge: &age, CheckpointsEmitted: 4, GroupOffsetsSynced: 2,
-		Backlog: &api.BacklogView{Total: 20000, Copied: 5000, Fraction: 0.25, ETASeconds: &eta},
+		Backlog:  &api.BacklogView{Total: 20000, Copied: 5000, Fraction: 0.25, ETASeconds: &eta},
+		Problems: []daemon.ControlProblem{{Kind: "config", Item: "A.orders confluent.placement.constraints", Error: "INVALID_CONFIG: the target does not know this key"}},
 	}}}, api.PartitionsView{Partitions: []api.PartitionView{
 		{Flow: "A->B", Topic: "orders", Partition: 0, State: "flowing"},
 		{Flow: "A->B", Topic: "audit", Partition: 2, State: "stopped", LastError: "TOPIC_AUTHORIZATION_FAILED"},
@@ -24,6 +26,7 @@ func TestRenderStatus(t *testing.T) {
   backlog     [########......................]  25%  5000 of 20.0k records, ETA 1m35s
   partitions  3 (2 fast path, 1 record path), 1 stopped
   checkpoints 3.2 s ago; 4 written, 2 group offsets synced
+  ! config A.orders confluent.placement.constraints: INVALID_CONFIG: the target does not know this key
 Stopped partitions:
   A->B audit[2]: TOPIC_AUTHORIZATION_FAILED
 `

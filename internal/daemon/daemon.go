@@ -570,6 +570,9 @@ type FlowStatus struct {
 	// BadInternalRecords counts undecodable records skipped in internal
 	// topics (offset index, MM2 offsets, checkpoints).
 	BadInternalRecords int64 `json:"bad_internal_records"`
+	// Problems are the control plane's per-item errors of its last passes
+	// (controlProblems): each item failed alone while the rest synced.
+	Problems []ControlProblem `json:"control_problems,omitempty"`
 }
 
 // Status returns a snapshot of every replicating flow.
@@ -584,6 +587,7 @@ func (d *Daemon) Status() Status {
 		}
 		fs := FlowStatus{Name: f.cfg.Name(), Source: f.cfg.Source, Target: f.cfg.Target, Mirror: f.mirror.Status(), Topics: f.topics.Results()}
 		fs.BadInternalRecords = fs.Mirror.BadInternalRecords
+		fs.Problems = controlProblems(fs.Topics, f.acls)
 		if f.checkpoints != nil {
 			cs := f.checkpoints.Status()
 			fs.Checkpoints = &cs
