@@ -265,17 +265,9 @@ func javaReplacement(repl string, re *regexp.Regexp, prefixed map[int]bool, pref
 			ref(g, "${"+name+"}")
 			i += 2 + end + 1
 		case c == '$' && i+1 < len(repl) && repl[i+1] >= '0' && repl[i+1] <= '9':
-			g := int(repl[i+1] - '0')
+			g, j := policy.JavaGroupNumber(repl, i, groups)
 			if g > groups {
 				return "", fmt.Sprintf("its replacement uses group %d, which its regex does not have", g)
-			}
-			j := i + 2
-			for j < len(repl) && repl[j] >= '0' && repl[j] <= '9' {
-				next := g*10 + int(repl[j]-'0')
-				if next > groups {
-					break
-				}
-				g, j = next, j+1
 			}
 			ref(g, fmt.Sprintf("${%d}", g))
 			i = j

@@ -123,27 +123,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if len(d.cfg.EnabledFlows()) == 0 {
 		return errors.New("no flow is enabled: set SOURCE->TARGET.enabled = true for at least one pair of clusters")
 	}
-	plan := d.opts.Plan
-	if plan == nil {
-		var err error
-		if plan, err = kafkaclient.NewPlan(d.cfg); err != nil {
-			return err
-		}
-	}
-	var flows []*flow
-	defer func() {
-		for _, f := range flows {
-			f.close()
-		}
-	}()
-	for _, fp := range plan.Flows {
-		f, err := d.build(fp)
-		if err != nil {
-			return err
-		}
-		if f != nil {
-			flows = append(flows, f)
-		}
+	flows, err := d.buildAll()
+	defer closeAll(flows)
+	if err != nil {
+		return err
 	}
 	if err := d.prepare(ctx, flows); err != nil {
 		if ctx.Err() != nil {
@@ -208,6 +191,36 @@ func (d *Daemon) Run(ctx context.Context) error {
 	errMu.Lock()
 	defer errMu.Unlock()
 	return firstErr
+}
+
+// buildAll builds every flow of the client plan (kafkaclient.NewPlan of
+// the config unless Options.Plan gives one); the caller closes them, also
+// when it returns an error.
+func (d *Daemon) buildAll() ([]*flow, error) {
+	plan := d.opts.Plan
+	if plan == nil {
+		var err error
+		if plan, err = kafkaclient.NewPlan(d.cfg); err != nil {
+			return nil, err
+		}
+	}
+	var flows []*flow
+	for _, fp := range plan.Flows {
+		f, err := d.build(fp)
+		if err != nil {
+			return flows, err
+		}
+		if f != nil {
+			flows = append(flows, f)
+		}
+	}
+	return flows, nil
+}
+
+func closeAll(flows []*flow) {
+	for _, f := range flows {
+		f.close()
+	}
 }
 
 // prepare checks every cluster once (ping), then creates the internal

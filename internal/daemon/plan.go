@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"strait/internal/acls"
-	"strait/internal/kafkaclient"
 	"strait/internal/topics"
 )
 
@@ -30,27 +29,10 @@ func (c FlowChanges) Pending() bool {
 // nothing: it computes the same plans the running reconciler and ACL
 // syncer apply.
 func (d *Daemon) Plan(ctx context.Context) ([]FlowChanges, error) {
-	plan := d.opts.Plan
-	if plan == nil {
-		var err error
-		if plan, err = kafkaclient.NewPlan(d.cfg); err != nil {
-			return nil, err
-		}
-	}
-	var flows []*flow
-	defer func() {
-		for _, f := range flows {
-			f.close()
-		}
-	}()
-	for _, fp := range plan.Flows {
-		f, err := d.build(fp)
-		if err != nil {
-			return nil, err
-		}
-		if f != nil && f.topics != nil {
-			flows = append(flows, f)
-		}
+	flows, err := d.buildAll()
+	defer closeAll(flows)
+	if err != nil {
+		return nil, err
 	}
 	if err := d.ping(ctx, flows); err != nil {
 		return nil, err
@@ -60,6 +42,9 @@ func (d *Daemon) Plan(ctx context.Context) ([]FlowChanges, error) {
 		errs []error
 	)
 	for _, f := range flows {
+		if f.topics == nil {
+			continue // heartbeats only: no control plane to plan
+		}
 		c := FlowChanges{Flow: f.cfg.Name()}
 		var err error
 		if c.Topics, err = f.topics.Plan(ctx); err != nil {

@@ -284,17 +284,9 @@ func parseTemplate(repl string, re *regexp.Regexp) ([]piece, string) {
 		case i+1 < len(repl) && repl[i+1] >= '0' && repl[i+1] <= '9':
 			// Java's appendReplacement: the first digit, then more digits while the number
 			// is still a group of the regex.
-			g := int(repl[i+1] - '0')
+			g, j := JavaGroupNumber(repl, i, groups)
 			if g > groups {
 				return nil, fmt.Sprintf("the replacement uses group %d, but the regex has %s", g, groupCount(groups))
-			}
-			j := i + 2
-			for j < len(repl) && repl[j] >= '0' && repl[j] <= '9' {
-				next := g*10 + int(repl[j]-'0')
-				if next > groups {
-					break
-				}
-				g, j = next, j+1
 			}
 			out = append(out, piece{group: g})
 			i = j
@@ -726,4 +718,21 @@ func neverRenamedTemplate(tmpl []piece) string {
 		return neverRenamed("x" + last.lit)
 	}
 	return ""
+}
+
+// JavaGroupNumber reads the group number of the "$n" reference at s[i] (a
+// '$' followed by a digit) as Java's Matcher.appendReplacement does: the
+// first digit, then more digits while the number is still a group of a
+// regex with groups groups. It returns the number and the index after it;
+// a number above groups is the caller's error.
+func JavaGroupNumber(s string, i, groups int) (group, next int) {
+	group, next = int(s[i+1]-'0'), i+2
+	for next < len(s) && s[next] >= '0' && s[next] <= '9' {
+		n := group*10 + int(s[next]-'0')
+		if n > groups {
+			break
+		}
+		group, next = n, next+1
+	}
+	return group, next
 }

@@ -1,0 +1,70 @@
+//go:build integration
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"strait/internal/kafkatest"
+)
+
+// TestChainGivesReplicationHops runs a chain of three clusters X->Y->Z and
+// asks Apache Kafka's own RemoteClusterUtils on Z how far X and Y are: 2 and
+// 1 hops, read from the heartbeats Strait emits and replicates. The test bed
+// has two clusters, so Z is cluster a again under a third alias; that is
+// only the naming of a chain, and it must not loop either: X->Y never
+// copies back what Y->Z wrote (Y.* topics are a cycle for it).
+func TestChainGivesReplicationHops(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "chain")
+	a.CreateTopic(t, topic, 2, nil)
+	w := &workload{topic: topic, partitions: 2}
+	w.produce(t, producer(t, a), 500)
+
+	props := fmt.Sprintf(`clusters = X, Y, Z
+X.bootstrap.servers = %s
+Y.bootstrap.servers = %s
+Z.bootstrap.servers = %s
+X->Y.enabled = true
+Y->Z.enabled = true
+topics = %s|X.%s
+replication.factor = 1
+checkpoints.topic.replication.factor = 1
+heartbeats.topic.replication.factor = 1
+offset-syncs.topic.replication.factor = 1
+refresh.topics.interval.seconds = 1
+emit.heartbeats.interval.seconds = 1
+sync.topic.acls.enabled = false
+`, a.Bootstrap, b.Bootstrap, a.Bootstrap, topic, topic)
+	cfg := filepath.Join(t.TempDir(), "chain.properties")
+	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startStrait(t, "run", cfg)
+
+	// The data goes the whole way: X's topic is Y.X.<topic> on Z.
+	kafkatest.Eventually(t, 2*time.Minute, func() error {
+		if n := sum(endOffsets(t, a, "Y.X."+topic)); n != 500 {
+			return fmt.Errorf("Y.X.%s on Z holds %d of 500 records", topic, n)
+		}
+		return nil
+	})
+	kafkatest.Eventually(t, 2*time.Minute, func() error {
+		v := env.MirrorClient(t, a, kafkatest.MirrorClientOpts{Hops: []string{"X", "Y"}})
+		if v.ReplicationHops["X"] != 2 || v.ReplicationHops["Y"] != 1 {
+			return fmt.Errorf("RemoteClusterUtils on Z: replicationHops %v, want X 2 and Y 1 (heartbeat topics %v)", v.ReplicationHops, v.HeartbeatTopics)
+		}
+		return nil
+	})
+	if n := sum(endOffsets(t, b, "X.Y.X."+topic)); n != 0 {
+		t.Fatalf("X.Y.X.%s on Y holds %d records: the chain looped", topic, n)
+	}
+	if err := p.stop(t, syscall.SIGTERM, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
