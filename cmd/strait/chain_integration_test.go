@@ -3,9 +3,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +23,10 @@ import (
 // copies back what Y->Z wrote (Y.* topics are a cycle for it).
 func TestChainGivesReplicationHops(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
+	// The chain's remote topics (X.* on Y, Y.* on Z) would be copied by
+	// the flows of later tests under other aliases.
+	deleteTopicsAtCleanup(t, a, func(name string) bool { return strings.HasPrefix(name, "Y.") })
+	deleteTopicsAtCleanup(t, b, func(name string) bool { return strings.HasPrefix(name, "X.") })
 	topic := kafkatest.Name(t, "chain")
 	a.CreateTopic(t, topic, 2, nil)
 	w := &workload{topic: topic, partitions: 2}
@@ -67,4 +73,31 @@ sync.topic.acls.enabled = false
 	if err := p.stop(t, syscall.SIGTERM, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// deleteTopicsAtCleanup deletes, when the test and its subtests are done
+// (and the strait processes they started are stopped), the topics on c
+// whose names match.
+func deleteTopicsAtCleanup(t *testing.T, c *kafkatest.Cluster, match func(string) bool) {
+	adm := c.Admin(t) // closed after this cleanup: cleanups run last-registered first
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		listed, err := adm.ListTopics(ctx)
+		if err != nil {
+			t.Errorf("listing topics on cluster %s to clean up: %v", c.Name, err)
+			return
+		}
+		var names []string
+		for _, name := range listed.Names() {
+			if match(name) {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			return
+		}
+		if _, err := adm.DeleteTopics(ctx, names...); err != nil {
+			t.Errorf("deleting %v on cluster %s: %v", names, c.Name, err)
+		}
+	})
 }

@@ -46,7 +46,8 @@ func TestCheckPlanShowsPendingChangesThenNone(t *testing.T) {
 	cfg := writeConfig(t, fmt.Sprintf("topics = %s\nsync.topic.configs.interval.seconds = 1\nsync.topic.acls.enabled = false", topic))
 
 	out, code := checkPlan(t, cfg)
-	if code != 3 || !strings.Contains(out, "+ create topic "+remote+" (from "+topic+", 2 partitions) with retention.ms=86400000") {
+	if code != 3 || !strings.Contains(out, "+ create topic "+remote+" (from "+topic+", 2 partitions) with retention.ms=86400000") ||
+		!strings.Contains(out, "    "+topic+" -> "+remote+"\n") {
 		t.Fatalf("before the first run: exit %d, output:\n%s\nwant exit 3 and the topic to create", code, out)
 	}
 	if n := len(endOffsets(t, b, remote)); n != 0 {

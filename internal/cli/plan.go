@@ -103,6 +103,12 @@ func renderPlan(w io.Writer, changes []daemon.FlowChanges) {
 		if len(lines) == 0 {
 			lines = append(lines, "in sync: nothing to change")
 		}
+		if len(t.Names) > 0 {
+			lines = append(lines, "topics (source -> remote):")
+			for _, n := range t.Names {
+				lines = append(lines, fmt.Sprintf("  %s -> %s", n.Source, n.Remote))
+			}
+		}
 		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}

@@ -20,6 +20,7 @@ func TestRenderPlan(t *testing.T) {
 		"pending": {{
 			Flow: "A->B",
 			Topics: topics.Plan{
+				Names:    []topics.TopicName{{Source: "events", Remote: "A.events"}, {Source: "legacy-orders", Remote: "orders"}, {Source: "orders", Remote: "A.orders"}},
 				Create:   []topics.PlannedTopic{{Source: "orders", Remote: "A.orders", Partitions: 6, Configs: map[string]string{"retention.ms": "86400000", "cleanup.policy": "delete"}}},
 				Grow:     []topics.PlannedGrowth{{Remote: "A.events", From: 3, To: 6}},
 				Configs:  []topics.ConfigChange{{Remote: "A.events", Key: "retention.ms", Old: &old, New: "86400000"}, {Remote: "A.events", Key: "segment.ms", New: "3600000"}},

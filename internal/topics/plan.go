@@ -17,11 +17,20 @@ import (
 
 // Plan is what a reconcile would change, computed without changing anything.
 type Plan struct {
+	// Names maps every source topic the flow replicates to its remote
+	// topic, changed or not, so that a rename can be checked before it runs.
+	Names    []TopicName     `json:"names,omitempty"`
 	Create   []PlannedTopic  `json:"create,omitempty"`
 	Grow     []PlannedGrowth `json:"grow,omitempty"`
 	Configs  []ConfigChange  `json:"configs,omitempty"`
 	Deleted  []DeletedTopic  `json:"deleted,omitempty"`
 	Problems []Problem       `json:"problems,omitempty"`
+}
+
+// TopicName is a source topic and the name of its remote topic.
+type TopicName struct {
+	Source string `json:"source"`
+	Remote string `json:"remote"`
 }
 
 // PlannedTopic is a remote topic a reconcile would create.
@@ -308,6 +317,9 @@ func (r *Reconciler) decide(obs *observed) *pass {
 		}
 	}
 	r.planDeleted(obs, p)
+	for _, name := range obs.selected {
+		p.plan.Names = append(p.plan.Names, TopicName{Source: name, Remote: r.remote(name)})
+	}
 	p.plan.Problems = problemsOf(p.results)
 	p.plan.sort()
 	return p
