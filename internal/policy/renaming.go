@@ -79,9 +79,6 @@ func NewRenaming(fallback ReplicationPolicy, sourceAlias string, rules *Rules, i
 // Rules returns the flow's own rules (nil when it has none).
 func (p *Renaming) Rules() *Rules { return p.rules }
 
-// Fallback returns the policy for the topics no rule matches.
-func (p *Renaming) Fallback() ReplicationPolicy { return p.fallback }
-
 // protected reports whether topic is one that is never renamed.
 func (p *Renaming) protected(topic string) bool {
 	return looksLikeHeartbeat(topic) || p.fallback.IsInternalTopic(topic)

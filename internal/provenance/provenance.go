@@ -82,9 +82,6 @@ func NewFilter(cl *kgo.Client, reverse string) *Filter {
 	return &Filter{reverse: reverse, cl: cl, adm: kadm.NewClient(cl), read: map[int32]int64{}, known: map[int64]bool{}}
 }
 
-// Reverse is the flow whose writes the filter skips.
-func (f *Filter) Reverse() string { return f.reverse }
-
 // Returned reports whether pid, already resolved, is one of the reverse
 // flow's producer ids: its records came from this flow's target. An id
 // that was never resolved reports false.

@@ -116,10 +116,12 @@ type observed struct {
 	selected    []string             // source topics the flow replicates that described, sorted
 	listed      map[string]bool      // every source topic the flow replicates, described or not
 	target      map[string]topicInfo // every topic on the target
-	// nameErrs holds the selected topics whose remote name cannot be
-	// used: not a valid topic name, or the name of another selected
-	// topic's remote topic too (strait.rename.rules). They are neither
-	// created nor copied.
+	// remote holds the remote topic name of every selected topic,
+	// formatted once per pass (policy.RemoteNames). nameErrs holds those
+	// whose name cannot be used: not a valid topic name, or the name of
+	// another selected topic's remote topic too (strait.rename.rules).
+	// They are neither created nor copied.
+	remote   map[string]string
 	nameErrs map[string]error
 
 	// Configs by source and by remote topic name: the source's for
@@ -167,12 +169,12 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		return nil, fmt.Errorf("listing topics on the target: %w", err)
 	}
 
-	obs.nameErrs = map[string]error{}
-	if _, errs := policy.RemoteNames(r.cfg.Policy, r.cfg.Source, obs.selected); len(errs) > 0 {
-		for i, err := range errs {
-			if err != nil {
-				obs.nameErrs[obs.selected[i]] = err
-			}
+	names, errs := policy.RemoteNames(r.cfg.Policy, r.cfg.Source, obs.selected)
+	obs.remote, obs.nameErrs = make(map[string]string, len(names)), map[string]error{}
+	for i, name := range obs.selected {
+		obs.remote[name] = names[i]
+		if errs[i] != nil {
+			obs.nameErrs[name] = errs[i]
 		}
 	}
 	var missing, existing []string // source names
@@ -180,7 +182,7 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		if obs.nameErrs[name] != nil {
 			continue
 		}
-		remote, ok := obs.target[r.remote(name)]
+		remote, ok := obs.target[obs.remote[name]]
 		switch {
 		case !ok || errors.Is(remote.Err, kerr.UnknownTopicOrPartition):
 			missing = append(missing, name)
@@ -193,7 +195,7 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		describe = append(slices.Clone(missing), existing...)
 		remotes := make([]string, len(existing))
 		for i, name := range existing {
-			remotes[i] = r.remote(name)
+			remotes[i] = obs.remote[name]
 		}
 		obs.dstConfigs, obs.dstConfigErrs = describeConfigs(ctx, r.dstCl, remotes)
 	}
@@ -211,7 +213,7 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		}
 	}
 	for _, name := range existing {
-		remote := r.remote(name)
+		remote := obs.remote[name]
 		if obs.target[remote].Partitions < obs.source[name].Partitions && !r.owned[remote] {
 			obs.progress, obs.progressErr = r.progressTopics(ctx)
 			break
@@ -301,7 +303,7 @@ func (r *Reconciler) decide(obs *observed) *pass {
 	for _, name := range obs.selected {
 		src := obs.source[name]
 		i := len(p.results)
-		p.results = append(p.results, Result{Source: name, Remote: r.remote(name), Partitions: src.Partitions, Action: Unchanged})
+		p.results = append(p.results, Result{Source: name, Remote: obs.remote[name], Partitions: src.Partitions, Action: Unchanged})
 		p.ids = append(p.ids, src.ID)
 		res := &p.results[i]
 		remote, ok := obs.target[res.Remote]
@@ -318,7 +320,7 @@ func (r *Reconciler) decide(obs *observed) *pass {
 	}
 	r.planDeleted(obs, p)
 	for _, name := range obs.selected {
-		p.plan.Names = append(p.plan.Names, TopicName{Source: name, Remote: r.remote(name)})
+		p.plan.Names = append(p.plan.Names, TopicName{Source: name, Remote: obs.remote[name]})
 	}
 	p.plan.Problems = problemsOf(p.results)
 	p.plan.sort()
