@@ -14,6 +14,13 @@ func NewFakePair(t testing.TB, opts ...kfake.Opt) (a, b *kfake.Cluster) {
 	return newFake(t, opts), newFake(t, opts)
 }
 
+// NewFake starts one in-process kfake cluster of one broker, closed when
+// the test ends.
+func NewFake(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	return newFake(t, opts)
+}
+
 func newFake(t testing.TB, opts []kfake.Opt) *kfake.Cluster {
 	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)

@@ -359,9 +359,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		deadline.Stop()
 	}()
 
-	if err := m.registerRecordProducer(ctx); err != nil {
-		return fmt.Errorf("flow %s: %w", m.cfg.Flow, err)
-	}
+	m.registerRecordProducer(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { m.poll(ctx) })
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })

@@ -10,27 +10,37 @@ import (
 // registerRecordProducer registers the record path's producer id before
 // the poll loop hands the producer a record (Provenance.Register). A target
 // that cannot take the registration is retried: copying without it would
-// let an active-active pair loop.
-func (m *Mirror) registerRecordProducer(ctx context.Context) error {
+// let an active-active pair loop. It returns when registered, or when ctx
+// ends (the flow is stopping and hands the producer nothing).
+func (m *Mirror) registerRecordProducer(ctx context.Context) {
 	reg := m.cfg.Provenance.Register
 	if reg == nil {
-		return nil
+		return
 	}
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 10*time.Second) {
+	_ = m.untilDone(ctx, "registering the record path's producer id", 10*time.Second, func() error {
 		pid, _, err := m.dst.ProducerID(ctx)
 		if err == nil {
 			if err = reg(ctx, pid); err == nil {
 				m.recordPID.Store(pid)
-				return nil
 			}
 		}
-		if ctx.Err() != nil {
-			return nil
+		return err
+	})
+}
+
+// untilDone calls try until it succeeds or ctx ends (returning ctx's
+// error), waiting 100 ms after the first failure and twice as long after
+// each next one, up to maxWait, and logging each failure of what.
+func (m *Mirror) untilDone(ctx context.Context, what string, maxWait time.Duration, try func() error) error {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, maxWait) {
+		err := try()
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
 		}
-		m.log.Warn("registering the record path's producer id failed; retrying", "err", err, "retry_in", wait)
+		m.log.Warn(what+" failed; retrying", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
-			return nil
+			return ctx.Err()
 		case <-time.After(wait):
 		}
 	}
@@ -87,16 +97,7 @@ func (m *Mirror) resolveReturned(ctx context.Context, recs []*kgo.Record) error 
 			pids = append(pids, r.ProducerID)
 		}
 	}
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := ret.Resolve(ctx, pids)
-		if err == nil || ctx.Err() != nil {
-			return ctx.Err()
-		}
-		m.log.Warn("record path: reading the producer registry on the source failed; retrying", "err", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	return m.untilDone(ctx, "record path: reading the producer registry on the source", 5*time.Second, func() error {
+		return ret.Resolve(ctx, pids)
+	})
 }

@@ -5,25 +5,18 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/kafkatest"
 )
 
+// cluster is a client of a new kfake cluster holding the seed topics.
 func cluster(t *testing.T, seed ...string) *kgo.Client {
 	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(1)}
+	var opts []kfake.Opt
 	if len(seed) > 0 {
 		opts = append(opts, kfake.SeedTopics(1, seed...))
 	}
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return kafkatest.FakeClient(t, kafkatest.NewFake(t, opts...))
 }
 
 // The filter of flow A->B knows, on cluster B, the producer ids flow B->A
