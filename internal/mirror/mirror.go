@@ -163,8 +163,12 @@ type Mirror struct {
 	dstAdm *kadm.Client
 	log    *slog.Logger
 
-	fwd       *forwarder     // the fast path; nil when off
-	recordPID atomic.Int64   // the record path's registered producer id (Provenance)
+	fwd       *forwarder   // the fast path; nil when off
+	recordPID atomic.Int64 // the record path's registered producer id (Provenance)
+	// Renewed record-path producer ids waiting for registerRenewed.
+	renewMu   sync.Mutex
+	renewed   []int64
+	renewWake chan struct{}
 	throttle  *throttle      // nil when unlimited
 	shares    *recordShares  // the record path's bytes in the producer, by target broker
 	index     index.Map      // loaded at start; seeds each partition's map
@@ -204,18 +208,19 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		cfg.IndexMaxSegments = offsets.DefaultMaxSegments
 	}
 	m := &Mirror{
-		cfg:      cfg,
-		src:      cl.Source,
-		dst:      cl.Target,
-		cl:       cl,
-		srcAdm:   kadm.NewClient(cl.Source),
-		dstAdm:   kadm.NewClient(cl.Target),
-		log:      log.With("component", "mirror", "flow", cfg.Flow),
-		wake:     make(chan struct{}, 1),
-		failed:   make(chan *partition, 64),
-		topics:   make(map[string]*topicState),
-		throttle: newThrottle(cfg.ThrottleBytesPerSecond),
-		shares:   newRecordShares(cfg.MaxBuffered),
+		cfg:       cfg,
+		src:       cl.Source,
+		dst:       cl.Target,
+		cl:        cl,
+		srcAdm:    kadm.NewClient(cl.Source),
+		dstAdm:    kadm.NewClient(cl.Target),
+		log:       log.With("component", "mirror", "flow", cfg.Flow),
+		wake:      make(chan struct{}, 1),
+		renewWake: make(chan struct{}, 1),
+		failed:    make(chan *partition, 64),
+		topics:    make(map[string]*topicState),
+		throttle:  newThrottle(cfg.ThrottleBytesPerSecond),
+		shares:    newRecordShares(cfg.MaxBuffered),
 	}
 	if cfg.FastPath {
 		codec := batch.Codec(-1)
@@ -365,6 +370,9 @@ func (m *Mirror) Run(ctx context.Context) error {
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
 	wg.Go(func() { m.commitLoop(ctx) })
 	wg.Go(func() { m.refreshEnds(ctx) })
+	if m.cfg.Provenance.Register != nil {
+		wg.Go(func() { m.registerRenewed(ctx) })
+	}
 	if m.fwd != nil {
 		// The forwarder stops fetching with ctx and returns once its
 		// produce requests in flight are answered.

@@ -48,25 +48,46 @@ func (m *Mirror) untilDone(ctx context.Context, what string, maxWait time.Durati
 
 // checkRecordProducer notices, from an acknowledged record, that franz-go
 // renewed the record path's producer id (it does after the target lost our
-// producer state and refused an epoch bump) and registers the new one. The
-// records written with it before the registration lands may be copied back
-// once by the reverse flow: the warning says so.
+// producer state and refused an epoch bump) and queues the new one for
+// registerRenewed: the promise must not block. The records written with it
+// before the registration lands may be copied back once by the reverse
+// flow: the warning says so.
 func (m *Mirror) checkRecordProducer(pid int64) {
-	reg := m.cfg.Provenance.Register
-	if reg == nil || pid < 0 {
+	if m.cfg.Provenance.Register == nil || pid < 0 {
 		return
 	}
 	if old := m.recordPID.Load(); old == pid || !m.recordPID.CompareAndSwap(old, pid) {
 		return
 	}
 	m.log.Warn("the record path's producer id changed; registering it: records written with it before the registration may be copied back once by the reverse flow", "producer_id", pid)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := reg(ctx, pid); err != nil {
-			m.log.Error("registering the record path's new producer id failed: the reverse flow may copy its records back", "producer_id", pid, "err", err)
+	m.renewMu.Lock()
+	m.renewed = append(m.renewed, pid)
+	m.renewMu.Unlock()
+	select {
+	case m.renewWake <- struct{}{}:
+	default: // already signalled: the queue is read whole
+	}
+}
+
+// registerRenewed registers the producer ids checkRecordProducer queued,
+// until ctx ends. Mirror.Run owns it.
+func (m *Mirror) registerRenewed(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.renewWake:
 		}
-	}()
+		m.renewMu.Lock()
+		pids := m.renewed
+		m.renewed = nil
+		m.renewMu.Unlock()
+		for _, pid := range pids {
+			if err := m.cfg.Provenance.Register(ctx, pid); err != nil && ctx.Err() == nil {
+				m.log.Error("registering the record path's new producer id failed: the reverse flow may copy its records back", "producer_id", pid, "err", err)
+			}
+		}
+	}
 }
 
 // notCopied reports whether a fetched record only moves progress: a

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
 )
 
 // fakeReturned is a reverse flow's registry: pids in ours are its.
@@ -72,4 +74,35 @@ func TestRecordPathSkipsRecordsTheReverseFlowWrote(t *testing.T) {
 	if got := acked(p); got != 4 {
 		t.Fatalf("progress %d after acknowledging offsets 0 and 3, want 4 (1 and 2 skipped)", got)
 	}
+}
+
+// A renewed record-path producer id is registered by a goroutine the
+// mirror owns, not by one the promise starts: noticing it starts nothing,
+// and the registration stops with the flow.
+func TestRenewedProducerIDRegisteredByAnOwnedGoroutine(t *testing.T) {
+	m := testMirror()
+	registered := make(chan int64, 1)
+	m.cfg.Provenance.Register = func(ctx context.Context, pid int64) error {
+		registered <- pid
+		<-ctx.Done() // a target that does not answer
+		return ctx.Err()
+	}
+	m.recordPID.Store(7)
+	before := goleak.IgnoreCurrent()
+	m.checkRecordProducer(8)
+	goleak.VerifyNone(t, before) // noticing the new id started nothing
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { m.registerRenewed(ctx); close(done) }()
+	select {
+	case pid := <-registered:
+		if pid != 8 {
+			t.Fatalf("registered producer id %d, want 8", pid)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the renewed producer id 8 was not registered within 30 s")
+	}
+	cancel()
+	<-done // the registration ends with the flow
 }
