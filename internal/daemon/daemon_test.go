@@ -12,20 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/goleak"
 
 	"strait/internal/config"
 	"strait/internal/index"
 	"strait/internal/kafkatest"
 	"strait/internal/verify"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// kfake clusters close their own goroutines asynchronously.
-		goleak.IgnoreAnyFunction("github.com/twmb/franz-go/pkg/kfake.(*Cluster).run"),
-	)
-}
 
 func fakeConfig(t *testing.T, a, b *kfake.Cluster, extra string) *config.Config {
 	t.Helper()
