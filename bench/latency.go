@@ -77,9 +77,9 @@ func (l latencyResult) disturbed() bool { return l.Target.Received > 0 && l.Adde
 // latencyRun measures source-append to target-consumer latency with tool replicating a
 // fresh topic that a producer writes at a fixed rate. The records carry the
 // producer's CreateTime (the producer, the brokers and the consumers share
-// this machine's clock), so Strait copies them on its fast path as it does
-// most topics; with -latency-timestamps logappend the topic stamps
-// LogAppendTime, which Strait copies on its record path.
+// this machine's clock), so Strait forwards their batches as it does most
+// topics; with -latency-timestamps logappend the topic stamps
+// LogAppendTime, whose batches Strait rebuilds as CreateTime.
 func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (latencyResult, error) {
 	p := r.p
 	topic := fmt.Sprintf("bench-latency-%d", r.flowsStarted+1)

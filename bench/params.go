@@ -62,8 +62,11 @@ type params struct {
 	LatencyGrace    duration `json:"latency_grace"`
 	// LatencyTimestamps is the latency topic's timestamps: stampCreate
 	// (the producer's) or stampLogAppend (the source broker's).
-	LatencyTimestamps string   `json:"latency_timestamps,omitempty"`
-	CopyTimeout       duration `json:"copy_timeout"`
+	LatencyTimestamps string `json:"latency_timestamps,omitempty"`
+	// Timestamps is the backlog topics' timestamps, stampCreate or
+	// stampLogAppend (Strait rebuilds every batch of such a topic).
+	Timestamps  string   `json:"timestamps,omitempty"`
+	CopyTimeout duration `json:"copy_timeout"`
 
 	MemPartitions          []int `json:"memory_partitions"`
 	MemRecordsPerPartition int   `json:"memory_records_per_partition"`
@@ -113,6 +116,7 @@ func defaultParams() params {
 		KeySpread:              10_000,
 		LatencyRateMBps:        5,
 		LatencyTimestamps:      stampCreate,
+		Timestamps:             stampCreate,
 		LatencyWarmup:          duration{30 * time.Second}, // also the brokers' JIT warm-up when no copy ran before
 		LatencyDuration:        duration{60 * time.Second},
 		LatencyGrace:           duration{30 * time.Second},
@@ -162,7 +166,8 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.Float64Var(&p.LatencyRateMBps, "rate", p.LatencyRateMBps, "latency run: producer rate in MB/s of payload")
 	fs.DurationVar(&p.LatencyWarmup.Duration, "latency-warmup", p.LatencyWarmup.Duration, "latency run: how long the producer writes before the measured window (those records are left out)")
 	fs.DurationVar(&p.LatencyDuration.Duration, "latency-duration", p.LatencyDuration.Duration, "latency run: how long the measured window lasts (after the warm-up)")
-	fs.StringVar(&p.LatencyTimestamps, "latency-timestamps", p.LatencyTimestamps, "latency run: the topic's timestamps, create (the producer's; Strait's fast path) or logappend (the source broker's; Strait's record path)")
+	fs.StringVar(&p.LatencyTimestamps, "latency-timestamps", p.LatencyTimestamps, "latency run: the topic's timestamps, create (the producer's; Strait forwards its batches) or logappend (the source broker's; Strait rebuilds its batches as CreateTime)")
+	fs.StringVar(&p.Timestamps, "timestamps", p.Timestamps, "copy: the backlog topics' timestamps, create (the producer's) or logappend (the source broker's; Strait rebuilds every batch as CreateTime)")
 	fs.DurationVar(&p.LatencyGrace.Duration, "latency-grace", p.LatencyGrace.Duration, "latency run: how long consumers wait for the last records after the producer stops")
 	fs.DurationVar(&p.CopyTimeout.Duration, "copy-timeout", p.CopyTimeout.Duration, "give up on a copy that is not complete after this long")
 	fs.StringVar(&memParts, "memory-partitions", joinInts(p.MemPartitions), "memory mode: partition counts to measure")
@@ -269,6 +274,9 @@ func (p *params) validate() error {
 	}
 	if p.LatencyTimestamps != stampCreate && p.LatencyTimestamps != stampLogAppend {
 		bad("-latency-timestamps %q: use create or logappend", p.LatencyTimestamps)
+	}
+	if p.Timestamps != stampCreate && p.Timestamps != stampLogAppend {
+		bad("-timestamps %q: use create or logappend", p.Timestamps)
 	}
 	if p.Runs < 1 || p.Runs > 50 {
 		bad("-runs %d: use 1 to 50", p.Runs)

@@ -129,6 +129,10 @@ func (res *results) copyTable(w func(string, ...any), c *cellResult) {
 	}
 	w("%d records of %d B values (%.0f MB payload; %.0f MB on A's disk), %s, %s, source codec %s, target compression.type %s; %d runs per tool, alternating. Each figure is the median [min–max] of the runs. Wall time runs from process start until every partition on B holds as many records as on A (end offsets polled every 10 ms until the first record, then every 50 ms).",
 		pl.Records, wl.RecordSize, float64(pl.PayloadBytes)/1e6, float64(pl.DiskBytes)/1e6, partitionsText(wl), keysText(p.KeySpread), sourceCodecText(wl), targetCodecText(wl), runs)
+	if p.Timestamps == stampLogAppend {
+		w("")
+		w("The source topics stamp `LogAppendTime`: Strait rebuilds every batch as CreateTime with the broker's append times, as MM2 copies them.")
+	}
 	w("")
 	var tools []string
 	for _, t := range []string{toolStrait, toolMM2} {
@@ -247,7 +251,7 @@ func (res *results) latencyTable(w func(string, ...any)) {
 	w("")
 	from := "the producer's timestamp (CreateTime, the same clock as the consumers': one machine; Strait copies such topics on its fast path)"
 	if p.LatencyTimestamps == stampLogAppend {
-		from = "the source broker's append (the topic uses `message.timestamp.type=LogAppendTime`, which Strait copies on its record path)"
+		from = "the source broker's append (the topic uses `message.timestamp.type=LogAppendTime`, whose batches Strait rebuilds as CreateTime)"
 	}
 	w("Latency is end to end: from %s to a franz-go consumer on B receiving the record (fetch.max.wait 10 ms, polling continuously); replicators keep the timestamp. The same consumer reads the source topic at the same time: that is the baseline, and \"added\" is target minus baseline per statistic. Timestamps have millisecond resolution.", from)
 	w("")

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -239,7 +240,11 @@ func manyTopics(prefix string, n, partitions int) topicSet {
 // endOffsetsAll.
 func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, codecName string, mixed bool) (preloadResult, []int64, error) {
 	res := preloadResult{Topic: ts.names[0], Topics: len(ts.names), LoadAvg: loadAvg()}
-	if err := createTopics(ctx, r.src, r.srcOffs, ts.names, ts.partitions, nil); err != nil {
+	var configs map[string]*string
+	if r.p.Timestamps == stampLogAppend {
+		configs = map[string]*string{"message.timestamp.type": kadm.StringPtr("LogAppendTime")}
+	}
+	if err := createTopics(ctx, r.src, r.srcOffs, ts.names, ts.partitions, configs); err != nil {
 		return res, nil, fmt.Errorf("cluster a: %w", err)
 	}
 	cl, err := newClient(r.tb.a.bootstrap, producerOpts(r.tb.a.bootstrap, codecName)...)

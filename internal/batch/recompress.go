@@ -31,10 +31,11 @@ var ErrBadCRC = errors.New("batch CRC does not match its content")
 // give each goroutine its own (franz-go's codecs behind it are pooled and
 // safe, the buffers are not).
 type Recompressor struct {
-	comp [Zstd + 1]kgo.Compressor // built on first use of each target codec
-	dec  kgo.Decompressor         // built on first use, decompresses into raw
-	raw  []byte                   // decompressed records, reused
-	buf  bytes.Buffer             // compressed records, reused
+	comp  [Zstd + 1]kgo.Compressor // built on first use of each target codec
+	dec   kgo.Decompressor         // built on first use, decompresses into raw
+	raw   []byte                   // decompressed records, reused
+	buf   bytes.Buffer             // compressed records, reused
+	built []byte                   // records Rebuild renumbered, reused
 }
 
 // Recompress appends to dst the batch b (whose header h is from Parse)

@@ -229,17 +229,19 @@ func TestFastPathPreservesEverything(t *testing.T) {
 	}
 }
 
-// TestFallbackToRecordPath: partitions whose batches cannot be forwarded
-// as they are take the record path, and still copy exactly: a topic whose
-// broker stamps LogAppendTime. Batches in another codec than the
-// configured compression.type stay on the fast path, recompressed.
-func TestFallbackToRecordPath(t *testing.T) {
+// TestRebuiltAndRecompressedBatchesStayOnTheFastPath: a topic whose broker
+// stamps LogAppendTime, written transactionally with aborts, has its
+// batches rebuilt as CreateTime with the source's append times; batches in
+// another codec than the configured compression.type are recompressed.
+// Both stay on the fast path and copy exactly. (The record path took the
+// LogAppendTime topic before batches were rebuilt.)
+func TestRebuiltAndRecompressedBatchesStayOnTheFastPath(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
-	prefix := kafkatest.Name(t, "fallback")
+	prefix := kafkatest.Name(t, "rebuilt")
 	lat := prefix + "-lat"
 	logAppend := "LogAppendTime"
 	a.CreateTopic(t, lat, 2, map[string]*string{"message.timestamp.type": &logAppend})
-	produce(t, lat, 2, 2000, kgo.Lz4Compression(), false)
+	produce(t, lat, 2, 2000, kgo.Lz4Compression(), true)
 	recompress := prefix + "-gzip"
 	a.CreateTopic(t, recompress, 2, nil)
 	produce(t, recompress, 2, 2000, kgo.GzipCompression(), false)
@@ -248,12 +250,8 @@ func TestFallbackToRecordPath(t *testing.T) {
 	waitProgress(t, lat)
 	waitProgress(t, recompress)
 	for _, p := range d.Status().Flows[0].Mirror.Partitions {
-		want := "record"
-		if p.Topic == recompress {
-			want = "fast"
-		}
-		if p.Path != want {
-			t.Errorf("%s[%d] took the %s path, want %s", p.Topic, p.Partition, p.Path, want)
+		if p.Path != "fast" {
+			t.Errorf("%s[%d] took the %s path, want fast", p.Topic, p.Partition, p.Path)
 		}
 	}
 	for _, topic := range []string{lat, recompress} {

@@ -26,12 +26,14 @@ import (
 // the produce response's base offset gives the exact target offsets of
 // every record (the target keeps the batch's offset deltas).
 //
-// A partition leaves the fast path for the record path, once and for good,
-// when one of its batches cannot be forwarded as it is: offset holes left by
-// compaction (brokers reject them), broker-assigned timestamps, a message
-// format older than v2, a start in the middle of a batch, or a target that
-// rejects the batch (too large, invalid), or a batch that cannot be
-// recompressed. The record path then resumes at
+// A batch a broker would not take as it is, one with offset holes left by
+// compaction, one stamped LogAppendTime, or the first one when the
+// partition resumes in its middle, is rebuilt (recode.go): its records
+// renumbered and stamped CreateTime, still without record objects. A
+// partition leaves the fast path for the record path, once and for good,
+// only when one of its batches cannot be forwarded or rebuilt: a message
+// format older than v2, a target that rejects the batch (too large,
+// invalid), or records that do not decode. The record path then resumes at
 // the first source offset not yet acknowledged.
 //
 // Ownership: one goroutine (run) owns all forwarder state. Fetches, produce
@@ -111,6 +113,11 @@ type qbatch struct {
 	skip bool
 	seq  int32 // -1 until sent
 	pid  int64 // producer id the sequence belongs to
+	// A rebuilt batch: the source offsets of its records, and the source
+	// offset after the batch it was rebuilt from. runs is nil for a batch
+	// forwarded as fetched, whose records are at h's offsets.
+	runs []batch.Run
+	next int64
 
 	sendID uint64 // of its latest send
 	result sendResult
@@ -128,6 +135,7 @@ type fetchDone struct {
 	// reserved is what the fetch may add to each target broker's share.
 	reserved map[int32]int64
 	resp     *kmsg.FetchResponse
+	rebuilt  map[*kmsg.FetchResponseTopicPartition]rebuiltBatches // recode.go
 	err      error
 }
 
@@ -478,6 +486,10 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 		f.reserved[dst] += n
 	}
 	f.fetching[src] = true
+	idNames := make(map[[16]byte]string, len(req.Topics))
+	for _, t := range req.Topics {
+		idNames[t.TopicID] = t.Topic
+	}
 	f.spawn(func() any {
 		resp, err := f.src.Broker(int(src)).Request(ctx, req)
 		fd := fetchDone{broker: src, parts: parts, at: at, reserved: reserved, err: err}
@@ -495,8 +507,8 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 					fd.err = rerr
 				}
 			}
-			if f.cfg.Codec >= 0 && fd.err == nil {
-				recodeResponse(fd.resp, f.cfg.Codec) // recode.go
+			if fd.err == nil {
+				fd.rebuilt = prepareResponse(fd.resp, idNames, at, f.cfg.Codec) // recode.go
 			}
 		}
 		return fd
@@ -718,12 +730,12 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 			if at, ok := ev.at[key]; !ok || at != fp.next {
 				continue // fetched at another offset than where the partition stands now
 			}
-			f.handleFetchPartition(ctx, fp, rp)
+			f.handleFetchPartition(ctx, fp, rp, ev.rebuilt[rp])
 		}
 	}
 }
 
-func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *kmsg.FetchResponseTopicPartition) {
+func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *kmsg.FetchResponseTopicPartition, rebuilt rebuiltBatches) {
 	p := fp.p
 	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
 		f.deps.Errors.count(sideFetch, err)
@@ -756,15 +768,16 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 		filter = batch.NewFilter(nil)
 	}
 	first := len(fp.queue)
-	f.walkBatches(fp, rp.RecordBatches, filter)
+	f.walkBatches(fp, rp.RecordBatches, filter, rebuilt)
 	if fp.stuck {
 		f.detach(fp, first)
 	}
 }
 
 // walkBatches queues the batches of one partition's fetch response from
-// fp.next on, in order.
-func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filter) {
+// fp.next on, in order; a batch that needs rebuilding is queued as rebuilt
+// in the fetch goroutine.
+func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filter, rebuilt rebuiltBatches) {
 	p := fp.p
 	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
@@ -796,23 +809,18 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			return
 		}
 		fp.crcRetried = false
-		if h.BaseOffset < fp.next {
-			f.leave(fp, fmt.Sprintf("starting in the middle of a batch (offset %d of %d..%d)", fp.next, h.BaseOffset, h.LastOffset()))
-			return
-		}
 		if filter.Skip(b, h) || f.returned(h) {
 			fp.queue = append(fp.queue, &qbatch{h: h, skip: true, seq: -1})
 			fp.next = h.NextOffset()
 			continue
 		}
-		switch {
-		case !h.Contiguous():
-			f.leave(fp, "compaction left holes in a batch")
-			return
-		case h.LogAppendTime():
-			f.leave(fp, "the source stamps batches with LogAppendTime")
-			return
-		case f.cfg.Codec >= 0 && h.Codec() != f.cfg.Codec:
+		if batch.NeedsRebuild(h, fp.next) {
+			if !f.queueRebuilt(fp, h, rebuilt[h.BaseOffset]) {
+				return
+			}
+			continue
+		}
+		if f.cfg.Codec >= 0 && h.Codec() != f.cfg.Codec {
 			f.leave(fp, fmt.Sprintf("a %s-compressed batch could not be recompressed to %s, the compression.type", h.Codec(), f.cfg.Codec))
 			return
 		}

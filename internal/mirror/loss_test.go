@@ -168,7 +168,9 @@ func (x fastFixture) fetched(ctx context.Context, resp *kmsg.FetchResponse, at .
 		off = at[0]
 	}
 	key := tp{"t", 0}
-	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: x.fp}, at: map[tp]int64{key: off}, resp: resp})
+	offs := map[tp]int64{key: off}
+	rebuilt := prepareResponse(resp, nil, offs, x.f.cfg.Codec) // as the fetch goroutine does
+	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*fastPart{key: x.fp}, at: offs, resp: resp, rebuilt: rebuilt})
 }
 
 func fetchResp(topic string, offsetBatches []byte, aborted ...kmsg.FetchResponseTopicPartitionAbortedTransaction) *kmsg.FetchResponse {

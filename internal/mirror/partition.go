@@ -229,6 +229,23 @@ func (p *partition) ackBatch(src, tgt, n, next int64) {
 	p.advance(next)
 }
 
+// ackRebuilt records a rebuilt batch the target acknowledged: its records,
+// at the source offsets of runs, are at target offsets from tgt on, and
+// next is the source offset after the batch it was rebuilt from.
+func (p *partition) ackRebuilt(runs []batch.Run, tgt, next int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if next > p.halt {
+		return
+	}
+	for _, r := range runs {
+		p.idx.AckRange(r.Offset, tgt, r.Count)
+		p.syncs.AckRange(r.Offset, tgt, r.Count)
+		tgt += r.Count
+	}
+	p.advance(next)
+}
+
 // skipBefore records that every offset below next holds nothing to copy
 // (markers, aborted data) once everything before it is acknowledged.
 func (p *partition) skipBefore(next int64) {

@@ -419,7 +419,11 @@ func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
 	fp.queueBytes -= len(q.data)
 	f.buffered -= int64(len(q.data))
 	p := fp.p
-	p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
+	if q.runs != nil {
+		p.ackRebuilt(q.runs, tgtBase, q.next)
+	} else {
+		p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
+	}
 	p.records.Add(int64(q.h.NumRecords))
 	p.bytes.Add(int64(len(q.data)))
 	p.timing.copied(q.h.MaxTimestamp, int(q.h.NumRecords), fp.oldestPending(), time.Now())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -99,7 +98,6 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	m.awaitProducerMetadata(ctx, added)
 	m.describeLimits(ctx, added)
 	starts := m.startOffsets(ctx, added, stored)
-	fastTopics := m.fastTopics(ctx, added)
 	record := make(map[string]map[int32]kgo.Offset)
 	var fast []*fastPart
 	for _, p := range added {
@@ -107,7 +105,9 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		if !ok {
 			continue // failed to start; the error is in its status
 		}
-		if fastTopics[p.topic.Source] && pos.at >= 0 {
+		// Every partition starts on the fast path when it is on: batches
+		// with compaction holes or LogAppendTime are rebuilt there.
+		if m.fwd != nil && pos.at >= 0 {
 			p.fast.Store(true)
 			fast = append(fast, &fastPart{p: p, next: pos.at})
 			continue
@@ -182,50 +182,6 @@ func (m *Mirror) describeLimits(ctx context.Context, parts []*partition) {
 			}
 		}
 	}
-}
-
-// fastTopics decides which topics of new partitions take the fast path:
-// the fast path must be on, the target producer must keep the source's
-// compression (no compression.type set), and the source topic must neither
-// be compacted (compaction leaves offset holes inside batches, which
-// brokers reject) nor stamp LogAppendTime (a forwarded batch would carry the
-// producer's timestamps instead of the broker's).
-func (m *Mirror) fastTopics(ctx context.Context, parts []*partition) map[string]bool {
-	out := map[string]bool{}
-	if m.fwd == nil {
-		return out
-	}
-	var names []string
-	for _, p := range parts {
-		if _, ok := out[p.topic.Source]; !ok {
-			out[p.topic.Source] = false
-			names = append(names, p.topic.Source)
-		}
-	}
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cfgs, err := m.srcAdm.DescribeTopicConfigs(lctx, names...)
-	if err != nil {
-		m.log.Warn("describing source topics failed; their partitions take the record path", "err", err)
-		return out
-	}
-	for _, rc := range cfgs {
-		if rc.Err != nil {
-			continue
-		}
-		fast := true
-		for _, c := range rc.Configs {
-			v := c.MaybeValue()
-			switch c.Key {
-			case "cleanup.policy":
-				fast = fast && !strings.Contains(v, "compact")
-			case "message.timestamp.type":
-				fast = fast && v != "LogAppendTime"
-			}
-		}
-		out[rc.Name] = fast
-	}
-	return out
 }
 
 // toRecordPath moves a partition from the fast path to the record path at

@@ -1,0 +1,174 @@
+package batch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Rebuilding. A broker takes a produced batch only if its records are
+// numbered 0..n-1 and it is stamped CreateTime. Three kinds of source
+// batch are not: a batch compaction left holes in, a batch of a
+// LogAppendTime topic, and the first batch when a partition resumes in its
+// middle. Rebuild renumbers such a batch's records, drops those before the
+// resume offset, and stamps each record with the timestamp a consumer of
+// the source reads for it, then compresses the records section once. It
+// touches each record's three leading fields and copies its key, value and
+// headers as bytes: no record objects, so such partitions stay on the fast
+// path at its cost, plus one decompression and one compression.
+
+// attrDeleteHorizon marks a compacted batch whose first timestamp is the
+// time its tombstones may be deleted (KIP-534), not a record's timestamp.
+const attrDeleteHorizon = 0x40
+
+// NeedsRebuild reports whether the data batch h cannot be produced as it
+// is when copying starts at source offset from: it has compaction holes,
+// it is stamped LogAppendTime, or it starts before from.
+func NeedsRebuild(h Header, from int64) bool {
+	return !h.Control() && (!h.Contiguous() || h.LogAppendTime() || h.BaseOffset < from)
+}
+
+// Rebuilt is a batch Rebuild made.
+type Rebuilt struct {
+	// Data is the batch, empty when no record is at or after from.
+	Data []byte
+	// Header is Data's header: base offset the source offset of its first
+	// record, CreateTime, codec to, the source's producer fields.
+	Header Header
+	// Runs are the source offsets of its records, in order, as runs of
+	// consecutive offsets: one run unless compaction left holes.
+	Runs []Run
+}
+
+// Run is Count consecutive source offsets from Offset.
+type Run struct{ Offset, Count int64 }
+
+// Records is the number of records runs hold.
+func Records(runs []Run) int64 {
+	var n int64
+	for _, r := range runs {
+		n += r.Count
+	}
+	return n
+}
+
+// Rebuild makes, from the v2 data batch b with header h, a batch of its
+// records at source offset from or after, compressed with to: record i
+// has offset delta i, and its timestamp is the one a consumer of b reads
+// (the batch's max timestamp when b is stamped LogAppendTime, else its
+// first timestamp plus the record's delta), now as CreateTime. Keys,
+// values, headers and record attributes are byte for byte b's. The new
+// batch keeps b's producer fields and transactional bit; the
+// LogAppendTime and delete-horizon bits are cleared.
+//
+// It returns an error for a batch with a bad CRC (ErrBadCRC), a control
+// batch (ErrControl), records that do not decode, or more records than
+// the header says.
+func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuilt, error) {
+	fail := func(err error) (Rebuilt, error) {
+		return Rebuilt{}, fmt.Errorf("rebuilding the batch at offsets %d..%d: %w", h.BaseOffset, h.LastOffset(), err)
+	}
+	if err := r.check(b, h, to); err != nil {
+		return fail(err)
+	}
+	raw, err := r.decompress(b[HeaderSize:h.Size()], h.Codec())
+	if err != nil {
+		return fail(fmt.Errorf("decompressing its records: %w", err))
+	}
+	type kept struct {
+		ts   int64
+		rest []byte // attributes byte excluded: key, value, headers
+		attr byte
+	}
+	recs := make([]kept, 0, h.NumRecords)
+	var runs []Run
+	for rest, i := raw, int32(0); len(rest) > 0; i++ {
+		if i == h.NumRecords {
+			return fail(fmt.Errorf("more records than the %d its header says", h.NumRecords))
+		}
+		length, n := binary.Varint(rest)
+		if n <= 0 || length < 1 || int64(len(rest)-n) < length {
+			return fail(fmt.Errorf("record %d: bad length", i))
+		}
+		body := rest[n : n+int(length)]
+		rest = rest[n+int(length):]
+		attr := body[0]
+		tsDelta, n1 := binary.Varint(body[1:])
+		if n1 <= 0 {
+			return fail(fmt.Errorf("record %d: bad timestamp delta", i))
+		}
+		offDelta, n2 := binary.Varint(body[1+n1:])
+		if n2 <= 0 || offDelta < 0 || offDelta > int64(h.LastOffsetDelta) {
+			return fail(fmt.Errorf("record %d: bad offset delta", i))
+		}
+		offset := h.BaseOffset + offDelta
+		if offset < from {
+			continue
+		}
+		ts := h.FirstTimestamp + tsDelta
+		if h.LogAppendTime() {
+			ts = h.MaxTimestamp
+		}
+		recs = append(recs, kept{ts: ts, rest: body[1+n1+n2:], attr: attr})
+		if l := len(runs) - 1; l >= 0 && runs[l].Offset+runs[l].Count == offset {
+			runs[l].Count++
+		} else {
+			runs = append(runs, Run{Offset: offset, Count: 1})
+		}
+	}
+	if len(recs) == 0 {
+		return Rebuilt{Header: h}, nil
+	}
+
+	first, maxTS := recs[0].ts, int64(math.MinInt64)
+	for _, k := range recs {
+		maxTS = max(maxTS, k.ts)
+	}
+	out := r.built[:0]
+	for i, k := range recs {
+		var fields [2 * binary.MaxVarintLen64]byte
+		n := binary.PutVarint(fields[:], k.ts-first)
+		n += binary.PutVarint(fields[n:], int64(i))
+		out = binary.AppendVarint(out, int64(1+n+len(k.rest)))
+		out = append(out, k.attr)
+		out = append(out, fields[:n]...)
+		out = append(out, k.rest...)
+	}
+	r.built = out[:0] // kept for the next batch
+	if to != None {
+		if out, err = r.compress(out, to); err != nil {
+			return fail(err)
+		}
+	}
+	if HeaderSize+len(out)-12 > math.MaxInt32 {
+		return fail(errors.New("its records do not fit a batch"))
+	}
+
+	nh := h
+	nh.BaseOffset = runs[0].Offset
+	nh.Attributes = h.Attributes&^(codecMask|attrLogAppendTime|attrDeleteHorizon) | int16(to)
+	nh.LastOffsetDelta = int32(len(recs) - 1)
+	nh.NumRecords = int32(len(recs))
+	nh.FirstTimestamp, nh.MaxTimestamp = first, maxTS
+	nh.Length = int32(HeaderSize + len(out) - 12)
+
+	nb := make([]byte, HeaderSize, HeaderSize+len(out))
+	binary.BigEndian.PutUint64(nb[offBaseOffset:], uint64(nh.BaseOffset))
+	binary.BigEndian.PutUint32(nb[offLength:], uint32(nh.Length))
+	binary.BigEndian.PutUint32(nb[offLeaderEpoch:], uint32(nh.PartitionLeaderEpoch))
+	nb[offMagic] = 2
+	binary.BigEndian.PutUint16(nb[offAttributes:], uint16(nh.Attributes))
+	binary.BigEndian.PutUint32(nb[offLastOffsetDelta:], uint32(nh.LastOffsetDelta))
+	binary.BigEndian.PutUint64(nb[offFirstTimestamp:], uint64(nh.FirstTimestamp))
+	binary.BigEndian.PutUint64(nb[offMaxTimestamp:], uint64(nh.MaxTimestamp))
+	binary.BigEndian.PutUint64(nb[offProducerID:], uint64(nh.ProducerID))
+	binary.BigEndian.PutUint16(nb[offProducerEpoch:], uint16(nh.ProducerEpoch))
+	binary.BigEndian.PutUint32(nb[offBaseSequence:], uint32(nh.BaseSequence))
+	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(nh.NumRecords))
+	nb = append(nb, out...)
+	nh.CRC = crc32.Checksum(nb[offAttributes:], castagnoli)
+	binary.BigEndian.PutUint32(nb[offCRC:], nh.CRC)
+	return Rebuilt{Data: nb, Header: nh, Runs: runs}, nil
+}
