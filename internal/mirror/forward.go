@@ -169,6 +169,7 @@ type forwardDeps struct {
 	Log          *slog.Logger
 	Errors       *errorCounts // nil counts nothing
 	Provenance   Provenance
+	Share        Share
 }
 
 type forwarder struct {
@@ -291,7 +292,9 @@ func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
 	if !f.stopFetching {
 		f.startFetches(ctx, now)
 	}
-	if !f.stopFetching && (!f.pidWanted || !f.cfg.Idempotent) {
+	// Without the lease (Share.Lease) nothing is sent: the node may have
+	// been fenced out of the flow's group while it stood still.
+	if !f.stopFetching && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.leased() {
 		f.startProduces(produceCtx, now)
 	}
 }

@@ -85,7 +85,38 @@ type Config struct {
 	Latency func(topic string, partition int32) func(seconds float64)
 	// Provenance keeps an active-active pair from looping (see Provenance).
 	Provenance Provenance
+	// Share is this node's part of the flow when several nodes share it
+	// (package coord); the zero value copies every partition alone.
+	Share Share
 }
+
+// Share is the part of a flow one node copies while it shares the flow
+// with others through a group on the target (package coord). A mirror's
+// share is fixed for its life: the daemon runs a new mirror when the
+// node's assignment changes, after the old one flushed and committed.
+type Share struct {
+	// Owns reports whether this node copies a source partition; it is
+	// asked once per partition, when the partition appears. Nil: every
+	// partition.
+	Owns func(topic string, partition int32) bool
+	// Lease reports whether the node may write now: false once its group
+	// membership may have lapsed, so that a node that was stopped past its
+	// session timeout writes nothing when it resumes. Nil: always.
+	Lease func() bool
+	// Generation gives the group generation and member id that every
+	// progress commit carries: the broker rejects the commits of a node
+	// fenced out of the group. ok false commits nothing. Nil: commits
+	// carry no generation (the group has no members).
+	Generation func() (generation int32, member string, ok bool)
+}
+
+// owns reports whether the share holds a source partition.
+func (s Share) owns(topic string, partition int32) bool {
+	return s.Owns == nil || s.Owns(topic, partition)
+}
+
+// leased reports whether the node may write data now.
+func (s Share) leased() bool { return s.Lease == nil || s.Lease() }
 
 // Provenance is how a flow takes part in active-active replication
 // (internal/provenance): it registers every producer id it writes with on
@@ -171,6 +202,7 @@ type Mirror struct {
 	renewWake chan struct{}
 	throttle  *throttle      // nil when unlimited
 	shares    *recordShares  // the record path's bytes in the producer, by target broker
+	remoteIDs map[string][16]byte // remote topic IDs for commits with a generation (commitOffsets)
 	index     index.Map      // loaded at start; seeds each partition's map
 	unsent    []index.Update // index changes whose write failed, sent first next time
 	lastPrune time.Time
@@ -238,7 +270,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		}, forwardDeps{
 			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
 			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
-			Provenance: cfg.Provenance,
+			Provenance: cfg.Provenance, Share: cfg.Share,
 		})
 	}
 	return m
@@ -379,6 +411,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		wg.Go(func() { m.fwd.run(ctx, produceCtx) })
 	}
 	wg.Wait()
+	m.releaseSource()
 
 	// Phase two of shutdown: flush what the target has not acknowledged yet.
 	err = m.dst.Flush(produceCtx)
@@ -395,6 +428,25 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return fmt.Errorf("flow %s: committing final progress: %w", m.cfg.Flow, err)
 	}
 	return nil
+}
+
+// releaseSource hands the record path's consumer back as it found it: no
+// partition consumed or paused. A shared flow runs a new mirror on the
+// same clients when the node's share changes, and franz-go would keep an
+// old partition's offset, or its pause, for the new one.
+func (m *Mirror) releaseSource() {
+	m.mu.RLock()
+	parts := map[string][]int32{}
+	for _, t := range m.topics {
+		for _, p := range t.parts {
+			parts[t.Source] = append(parts[t.Source], p.num)
+		}
+	}
+	m.mu.RUnlock()
+	if len(parts) > 0 {
+		m.src.RemoveConsumePartitions(parts)
+		m.src.ResumeFetchPartitions(parts)
+	}
 }
 
 // poll moves fetched records to the producer until ctx is done. It never
@@ -414,11 +466,12 @@ func (m *Mirror) poll(ctx context.Context) {
 		rp.feedAll()
 		rp.resume()
 		pollCtx, cancel := context.WithCancel(ctx)
-		if _, ok := rp.waitBrokers[-1]; ok {
+		if _, ok := rp.waitBrokers[-1]; ok || rp.leaseWait {
 			// Partitions waiting in the share of those without a known
 			// leader: no acknowledgement says when the producer learns
 			// their leader (a new remote topic is loaded at its first
-			// record), so look again soon.
+			// record), so look again soon; so too for backlogs waiting
+			// for the node's lease.
 			pollCtx, cancel = context.WithTimeout(ctx, leaderRecheck)
 		}
 		rp.wait(cancel)
@@ -484,6 +537,8 @@ type recordPoll struct {
 	// franz-go's buffer draining to waitBytes (-1: not waited for).
 	waitBrokers map[int32]int64
 	waitBytes   int64
+	// leaseWait: a backlog waits for the node's lease (Share.Lease).
+	leaseWait bool
 }
 
 func newRecordPoll(m *Mirror) *recordPoll {
@@ -502,7 +557,7 @@ func newRecordPoll(m *Mirror) *recordPoll {
 
 // feedAll hands every backlog to the producer as far as there is room.
 func (rp *recordPoll) feedAll() {
-	rp.waitBrokers, rp.waitBytes = map[int32]int64{}, -1
+	rp.waitBrokers, rp.waitBytes, rp.leaseWait = map[int32]int64{}, -1, false
 	for p := range rp.backlog {
 		rp.feed(p)
 	}
@@ -523,6 +578,16 @@ func (rp *recordPoll) feed(p *partition) {
 	}
 	if p.failed() != nil || p.removed.Load() {
 		rp.drop(p)
+		return
+	}
+	if !m.cfg.Share.leased() {
+		// Not a sure member of the flow's group now: write nothing, keep
+		// the backlog, and look again soon (poll).
+		rp.leaseWait = true
+		if !rp.paused[p] {
+			rp.paused[p] = true
+			m.src.PauseFetchPartitions(map[string][]int32{p.topic.Source: {p.num}})
+		}
 		return
 	}
 	leader, _, _ := m.dst.PartitionLeader(p.topic.Remote, p.num)

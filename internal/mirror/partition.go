@@ -34,6 +34,9 @@ type partition struct {
 	topic   *topicState
 	num     int32
 	initial bool // present when the flow started: auto.offset.reset applies
+	// owned: this node copies the partition (Share.Owns, asked once). An
+	// unowned partition is never started, committed or shown.
+	owned bool
 
 	// ctx is the produce context (cancelled at the shutdown deadline) that
 	// every record of this partition carries, inside its recordCtx.

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/index"
 	"strait/internal/offsets"
@@ -137,7 +138,7 @@ func (m *Mirror) commit(ctx context.Context) error {
 	m.mu.RLock()
 	for _, t := range m.topics {
 		meta := progressMetadata(t.ID)
-		for _, p := range t.parts {
+		for _, p := range ownedParts(t.parts) {
 			next, committed, changes, due := p.drain()
 			for _, c := range changes {
 				updates = append(updates, index.Update{TP: index.TP{Topic: t.Source, Partition: p.num}, TopicID: t.ID, Change: c})
@@ -168,7 +169,7 @@ func (m *Mirror) commit(ctx context.Context) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	resps, err := m.dstAdm.CommitOffsets(ctx, m.cfg.Group, offs)
+	resps, err := m.commitOffsets(ctx, offs)
 	if err != nil {
 		return err
 	}
@@ -185,6 +186,97 @@ func (m *Mirror) commit(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// errNotMember is the commit error of a node that is not a member of the
+// flow's group right now: it commits nothing until it rejoins.
+var errNotMember = errors.New("this node is not a member of the flow's group now (rejoining); progress is committed once it is")
+
+// commitOffsets commits progress to the flow's group: with the group
+// generation and member id of this node when the flow is shared, so that
+// the broker refuses a fenced node's commit, else as a group without
+// members (kadm's generation -1).
+func (m *Mirror) commitOffsets(ctx context.Context, offs kadm.Offsets) (kadm.OffsetResponses, error) {
+	gen := m.cfg.Share.Generation
+	if gen == nil {
+		return m.dstAdm.CommitOffsets(ctx, m.cfg.Group, offs)
+	}
+	generation, member, ok := gen()
+	if !ok {
+		return nil, errNotMember
+	}
+	ids, err := m.remoteTopicIDs(ctx, offs)
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation, req.MemberID = m.cfg.Group, generation, member
+	offs.Each(func(o kadm.Offset) {
+		var rt *kmsg.OffsetCommitRequestTopic
+		for i := range req.Topics {
+			if req.Topics[i].Topic == o.Topic {
+				rt = &req.Topics[i]
+			}
+		}
+		if rt == nil {
+			req.Topics = append(req.Topics, kmsg.NewOffsetCommitRequestTopic())
+			rt = &req.Topics[len(req.Topics)-1]
+			rt.Topic, rt.TopicID = o.Topic, ids[o.Topic] // v10 on names topics by ID
+		}
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = o.Partition, o.At, o.LeaderEpoch, &o.Metadata
+		rt.Partitions = append(rt.Partitions, rp)
+	})
+	resp, err := req.RequestWith(ctx, m.cl.Meta)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[[16]byte]string, len(ids))
+	for name, id := range ids {
+		names[id] = name
+	}
+	out := make(kadm.OffsetResponses)
+	for _, t := range resp.Topics {
+		name := t.Topic
+		if name == "" {
+			name = names[t.TopicID]
+		}
+		for _, p := range t.Partitions {
+			err := kerr.ErrorForCode(p.ErrorCode)
+			if errors.Is(err, kerr.UnknownTopicID) {
+				delete(m.remoteIDs, name) // recreated: looked up again
+			}
+			out.Add(kadm.OffsetResponse{Offset: kadm.Offset{Topic: name, Partition: p.Partition}, Err: err})
+		}
+	}
+	return out, nil
+}
+
+// remoteTopicIDs returns the target's topic IDs of the remote topics in
+// offs, which OffsetCommit v10 on needs. They are looked up once and kept
+// (only the commit goroutine uses m.remoteIDs).
+func (m *Mirror) remoteTopicIDs(ctx context.Context, offs kadm.Offsets) (map[string][16]byte, error) {
+	if m.remoteIDs == nil {
+		m.remoteIDs = map[string][16]byte{}
+	}
+	var missing []string
+	for topic := range offs {
+		if _, ok := m.remoteIDs[topic]; !ok {
+			missing = append(missing, topic)
+		}
+	}
+	if len(missing) > 0 {
+		md, err := m.dstAdm.Metadata(ctx, missing...)
+		if err != nil {
+			return nil, fmt.Errorf("looking up the remote topics' IDs to commit progress: %w", err)
+		}
+		for name, t := range md.Topics {
+			if t.Err == nil {
+				m.remoteIDs[name] = t.ID
+			}
+		}
+	}
+	return m.remoteIDs, nil
 }
 
 // syncRecord encodes an MM2 offset sync for the source partition.

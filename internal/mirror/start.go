@@ -44,7 +44,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		} else if t.ID != ([16]byte{}) && ts.ID != ([16]byte{}) && t.ID != ts.ID {
 			// Deleted and recreated between two listings: the new
 			// incarnation must not be read at the old one's offsets.
-			recreated = append(recreated, ts.parts...)
+			recreated = append(recreated, ownedParts(ts.parts)...)
 			continue
 		}
 		for n := int32(len(ts.parts)); n < t.Partitions; n++ {
@@ -55,6 +55,11 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
 			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
+			p.owned = m.cfg.Share.owns(ts.Source, n)
+			ts.parts = append(ts.parts, p)
+			if !p.owned {
+				continue // another node's: kept only so parts stays indexed by number
+			}
 			if m.cfg.Latency != nil {
 				p.timing.observe = m.cfg.Latency(ts.Source, n)
 			}
@@ -63,7 +68,6 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			for _, u := range m.index.Purge(tp, t.ID) {
 				p.purge = append(p.purge, u.Change)
 			}
-			ts.parts = append(ts.parts, p)
 			added = append(added, p)
 		}
 	}
@@ -353,4 +357,15 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
 	}
 	return startPos{at: next}, nil
+}
+
+// ownedParts returns the partitions of parts this node copies.
+func ownedParts(parts []*partition) []*partition {
+	var out []*partition
+	for _, p := range parts {
+		if p.owned {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -71,7 +71,7 @@ func (m *Mirror) Status() Status {
 	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot()}
 	m.mu.RLock()
 	for _, t := range m.topics {
-		for _, p := range t.parts {
+		for _, p := range ownedParts(t.parts) {
 			next, pos, committed, err := p.snapshot()
 			ps := PartitionStatus{
 				Topic: t.Source, Remote: t.Remote, Partition: p.num,

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -141,7 +142,17 @@ type Reconciler struct {
 
 	mu      sync.Mutex
 	results []Result
+
+	// following: another node holds the flow's control duty (package
+	// coord), so a pass only follows the target (follow).
+	following atomic.Bool
 }
+
+// SetFollowing switches the reconciler between changing the target
+// (false, the default: this node holds the flow's control duty) and only
+// following it (true: another node creates, grows and configures the
+// remote topics; this one hands the data plane the topics that are ready).
+func (r *Reconciler) SetFollowing(following bool) { r.following.Store(following) }
 
 // New returns a Reconciler that calls apply after every reconcile with the
 // topics that are ready and the selected topics that disappeared from the
@@ -200,6 +211,9 @@ func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
 	defer r.passMu.Unlock()
 	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
+	if r.following.Load() {
+		return nil, r.follow(ctx)
+	}
 	start := time.Now()
 	syncConfigs := r.configsDue(start)
 	obs, err := r.observe(ctx, syncConfigs)
@@ -249,6 +263,40 @@ func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
 	r.results = p.results
 	r.mu.Unlock()
 	return p.results, nil
+}
+
+// follow is the pass of a node without the control duty: it changes
+// nothing on the target and hands the data plane the selected topics whose
+// remote topic is there, with the partitions both sides have (the node
+// holding the duty creates and grows them), and the topics gone from the
+// source. Its results are not kept: problems are the duty holder's.
+func (r *Reconciler) follow(ctx context.Context) error {
+	obs, err := r.observe(ctx, false)
+	if err != nil {
+		return err
+	}
+	p := r.decide(obs)
+	var ready []Ready
+	for i, res := range p.results[:len(p.ids)] {
+		remote, there := obs.target[res.Remote]
+		if obs.nameErrs[res.Source] != nil || !there || remote.Err != nil {
+			continue
+		}
+		ready = append(ready, Ready{Source: res.Source, Remote: res.Remote, ID: p.ids[i], Partitions: min(res.Partitions, remote.Partitions)})
+	}
+	var gone []string
+	for name := range r.listed {
+		if !obs.listed[name] {
+			gone = append(gone, name)
+		}
+	}
+	slices.Sort(gone)
+	r.listed = obs.listed
+	r.apply(ready, gone)
+	r.mu.Lock()
+	r.results = nil
+	r.mu.Unlock()
+	return nil
 }
 
 // configsDue reports whether the pass starting now syncs configs.

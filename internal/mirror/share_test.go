@@ -1,0 +1,101 @@
+package mirror
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"strait/internal/kafkatest"
+)
+
+// Without the lease a node sends nothing: its queued batches wait.
+func TestNoProduceWithoutTheLease(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.deps.Share.Lease = func() bool { return false }
+	x.f.pidWanted = false
+	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
+	x.fetched(t.Context(), fetchResp("t", encodeBatch(0, 3, 0, -1, nil)))
+	if len(x.fp.queue) != 1 {
+		t.Fatalf("%d batches queued, want 1", len(x.fp.queue))
+	}
+	x.f.dispatch(t.Context(), t.Context()) // would send it, with the lease
+	if len(x.fp.sent) != 0 || len(x.fp.queue) != 1 || x.f.running != 0 {
+		t.Fatalf("sent %d batches (%d queued, %d requests running) without the lease", len(x.fp.sent), len(x.fp.queue), x.f.running)
+	}
+}
+
+// A shared flow's progress commit carries the node's generation: the
+// broker takes it from the member and refuses it with a stale generation,
+// and a node that is not a member commits nothing.
+func TestCommitCarriesTheGeneration(t *testing.T) {
+	c := kafkatest.NewFake(t, kfake.SeedTopics(1, "A.t"))
+	cl := newClient(t, c)
+	const group = "strait-A"
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = group, "strait", 30_000, 30_000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "strait-v1", Metadata: []byte{}}}
+	var jr *kmsg.JoinGroupResponse
+	for {
+		resp, err := join.RequestWith(t.Context(), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errors.Is(kerr.ErrorForCode(resp.ErrorCode), kerr.MemberIDRequired) {
+			join.MemberID = resp.MemberID
+			continue
+		}
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			t.Fatal(err)
+		}
+		jr = resp
+		break
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID = group, jr.Generation, jr.MemberID
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("strait"), kmsg.StringPtr("strait-v1")
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte{}}}
+	if resp, err := sync.RequestWith(t.Context(), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("SyncGroup: %v, %+v", err, resp)
+	}
+
+	m := testMirror()
+	m.cl = Clients{Meta: cl}
+	m.dstAdm = kadm.NewClient(cl)
+	m.cfg.Group = group
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "A.t", Partition: 0, At: 5, LeaderEpoch: -1})
+	for _, c := range []struct {
+		name       string
+		generation int32
+		member     string
+		ok         bool
+		want       error
+	}{
+		{"the member's generation", jr.Generation, jr.MemberID, true, nil},
+		{"a stale generation", jr.Generation - 1, jr.MemberID, true, kerr.IllegalGeneration},
+		{"not a member", 0, "", false, errNotMember},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m.cfg.Share.Generation = func() (int32, string, bool) { return c.generation, c.member, c.ok }
+			resps, err := m.commitOffsets(t.Context(), offs)
+			if err == nil {
+				r, _ := resps.Lookup("A.t", 0)
+				err = r.Err
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("commit: %v, want %v", err, c.want)
+			}
+		})
+	}
+	fetched, err := kadm.NewClient(cl).FetchOffsets(t.Context(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := fetched.Lookup("A.t", 0); o.At != 5 {
+		t.Fatalf("committed offset %d, want 5 from the member's commit", o.At)
+	}
+}
