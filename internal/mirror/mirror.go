@@ -200,11 +200,11 @@ type Mirror struct {
 	renewMu   sync.Mutex
 	renewed   []int64
 	renewWake chan struct{}
-	throttle  *throttle      // nil when unlimited
-	shares    *recordShares  // the record path's bytes in the producer, by target broker
+	throttle  *throttle           // nil when unlimited
+	shares    *recordShares       // the record path's bytes in the producer, by target broker
 	remoteIDs map[string][16]byte // remote topic IDs for commits with a generation (commitOffsets)
-	index     index.Map      // loaded at start; seeds each partition's map
-	unsent    []index.Update // index changes whose write failed, sent first next time
+	index     index.Map           // loaded at start; seeds each partition's map
+	unsent    []index.Update      // index changes whose write failed, sent first next time
 	lastPrune time.Time
 
 	// Topic changes not yet applied; wake signals applyUpdates.

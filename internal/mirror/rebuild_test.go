@@ -69,7 +69,7 @@ func TestRebuiltBatchesStayOnTheFastPath(t *testing.T) {
 			offsets: []want{{3, 100}, {5, 102}},
 		},
 		{
-			name:    "nothing left after the start", next: 5,
+			name: "nothing left after the start", next: 5,
 			batches: cat(encodeSparse(0, []int32{0, 2}, 6, 0), encodeBatch(7, 1, 0, 3, nil)),
 			queued:  []int32{1}, acked: 8,
 			offsets: []want{{5, 100}, {7, 100}},
