@@ -266,6 +266,11 @@ type Flow struct {
 	// remote topic is deleted when its source topic is. MM2 never deletes
 	// one; Strait only reports the deletion unless this is true.
 	SyncTopicDeletion bool
+	// ClusterEnabled is strait.cluster.enabled (default false): every
+	// strait run process with this file joins the flow's progress group on
+	// the target and runs only its share of the flow's partitions, and one
+	// of them the control duty (package coord).
+	ClusterEnabled bool
 	// SyncGroupACLs is strait.sync.group.acls.enabled (default false):
 	// ACL sync also copies consumer group ACLs, so that consumers can
 	// commit on the target after a failover. MM2 has no such option.

@@ -180,6 +180,7 @@ func (c *Config) settings(f *Flow) []setting {
 	add(keyFastPath, b(f.FastPath))
 	add(keyIndexMaxSegments, i(f.IndexMaxSegments))
 	add(keyTopicDeletion, b(f.SyncTopicDeletion))
+	add(keyCluster, b(f.ClusterEnabled))
 	add(keyGroupACLs, b(f.SyncGroupACLs))
 	return out
 }

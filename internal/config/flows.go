@@ -384,6 +384,7 @@ func (l *loader) flow(s, t string) *Flow {
 
 	f.FastPath = r.boolean(keyFastPath, true)
 	f.SyncTopicDeletion = r.boolean(keyTopicDeletion, false)
+	f.ClusterEnabled = r.boolean(keyCluster, false)
 	f.SyncGroupACLs = r.boolean(keyGroupACLs, false)
 	f.IndexMaxSegments = int(r.atLeast(keyIndexMaxSegments, 31, offsets.DefaultMaxSegments, 2,
 		"an offset map needs at least 2 segments; the default is "+strconv.Itoa(offsets.DefaultMaxSegments)))

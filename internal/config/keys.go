@@ -200,9 +200,10 @@ const (
 	keyTopicDeletion    = "strait.sync.topic.deletion"
 	keyGroupACLs        = "strait.sync.group.acls.enabled"
 	keyRenameRules      = "strait.rename.rules"
+	keyCluster          = "strait.cluster.enabled"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules, keyCluster})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

@@ -19,6 +19,7 @@ import (
 	"strait/internal/acls"
 	"strait/internal/checkpoint"
 	"strait/internal/config"
+	"strait/internal/coord"
 	"strait/internal/heartbeat"
 	"strait/internal/index"
 	"strait/internal/kafkaclient"
@@ -92,12 +93,92 @@ type flow struct {
 	pings    []ping        // one client per cluster the flow talks to
 	internal []internalTopic
 
-	mirror      *mirror.Mirror
+	mirror      *mirror.Mirror // nil when the flow is shared (share runs its mirrors)
 	topics      *topics.Reconciler
 	acls        *acls.Syncer // nil unless sync.topic.acls.enabled
 	indexReader *index.Reader
 	checkpoints *checkpoint.Checkpointer
 	heartbeat   *heartbeat.Emitter
+
+	// replicates: the flow copies data (not only heartbeats).
+	replicates bool
+	// share runs the flow's part on this node when strait.cluster.enabled
+	// (share.go); its mirrors are built from mirrorCfg and mirrorClients.
+	share         *share
+	member        *coord.Member
+	mirrorCfg     mirror.Config
+	mirrorClients mirror.Clients
+	// control is the control duty running now (shared flows only; the
+	// share's loop starts and stops it).
+	control *controlDuty
+}
+
+// controlDuty is the control-plane components of a shared flow while
+// this node holds the flow's control duty.
+type controlDuty struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// dataPlane returns the mirror copying the flow's data on this node now,
+// nil when there is none (heartbeats only, or a shared flow before its
+// first assignment).
+func (f *flow) dataPlane() *mirror.Mirror {
+	if f.share != nil {
+		return f.share.dataPlane()
+	}
+	return f.mirror
+}
+
+// controlComponents are the flow's control duties besides the topic
+// reconciler: run by every single node, by the duty's holder when shared.
+func (f *flow) controlComponents() map[string]func(context.Context) error {
+	out := map[string]func(context.Context) error{}
+	if f.acls != nil {
+		out["ACLs"] = f.acls.Run
+	}
+	if f.checkpoints != nil {
+		out["checkpoints"] = f.checkpoints.Run
+	}
+	if f.heartbeat != nil {
+		out["heartbeats"] = f.heartbeat.Run
+	}
+	return out
+}
+
+// controlRunning reports whether this node runs the flow's control duty
+// (called by the share's loop only).
+func (f *flow) controlRunning() bool { return f.control != nil }
+
+// setControl starts or stops the control duty of a shared flow (called by
+// the share's loop only). Stopping waits until every component returned
+// and the reconciler only follows the target.
+func (f *flow) setControl(ctx context.Context, on bool, fail func(error)) {
+	if on == (f.control != nil) {
+		return
+	}
+	if !on {
+		if f.topics != nil {
+			f.topics.SetFollowing(true)
+		}
+		f.control.cancel()
+		f.control.wg.Wait()
+		f.control = nil
+		return
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	f.control = &controlDuty{cancel: cancel}
+	for name, run := range f.controlComponents() {
+		f.control.wg.Go(func() {
+			if err := run(cctx); err != nil && cctx.Err() == nil {
+				fail(fmt.Errorf("flow %s: %s: %w", f.cfg.Name(), name, err))
+			}
+		})
+	}
+	if f.topics != nil {
+		f.topics.SetFollowing(false)
+		f.topics.Wake()
+	}
 }
 
 // internalTopic is a compacted topic a flow writes its own records to.
@@ -168,19 +249,28 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	for _, f := range flows {
 		name := "flow " + f.cfg.Name()
-		if f.mirror != nil {
-			runner(&data, dataCtx, name, f.mirror.Run)
+		if f.topics != nil {
 			runner(&ctl, ctlCtx, name+": topics", f.topics.Run)
-		}
-		if f.acls != nil {
-			runner(&ctl, ctlCtx, name+": ACLs", f.acls.Run)
 		}
 		if f.indexReader != nil {
 			runner(&ctl, ctlCtx, name+": offset index", f.indexReader.Run)
-			runner(&ctl, ctlCtx, name+": checkpoints", f.checkpoints.Run)
 		}
-		if f.heartbeat != nil {
-			runner(&ctl, ctlCtx, name+": heartbeats", f.heartbeat.Run)
+		if f.share != nil {
+			// The member leaves the group only after the share's loop
+			// flushed and committed, as its commits need the membership.
+			memberCtx, stopMember := context.WithCancel(context.WithoutCancel(ctx))
+			data.Go(func() {
+				defer stopMember()
+				_ = f.share.run(dataCtx, fail)
+			})
+			runner(&data, memberCtx, name+": group membership", f.member.Run)
+			continue
+		}
+		if f.mirror != nil {
+			runner(&data, dataCtx, name, f.mirror.Run)
+		}
+		for what, run := range f.controlComponents() {
+			runner(&ctl, ctlCtx, name+": "+what, run)
 		}
 	}
 	d.log.Info("running", "flows", flowNames(flows))
@@ -331,8 +421,13 @@ func (d *Daemon) build(fp *kafkaclient.FlowPlan) (_ *flow, err error) {
 			return nil, err
 		}
 	}
-	if f.heartbeat == nil && f.mirror == nil {
+	if f.heartbeat == nil && !f.replicates {
 		return nil, nil
+	}
+	if fc.ClusterEnabled && f.replicates {
+		if err := d.buildShare(b); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
@@ -424,7 +519,9 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return err
 	}
-	f.mirror = mirror.New(mirror.Config{
+	f.replicates = true
+	f.mirrorClients = mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}
+	f.mirrorCfg = mirror.Config{
 		Flow:                   name,
 		Source:                 fc.Source,
 		Group:                  group,
@@ -447,7 +544,10 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		IndexMaxSegments:       fc.IndexMaxSegments,
 		Latency:                d.latency(name),
 		Provenance:             prov,
-	}, mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}, d.log)
+	}
+	if !fc.ClusterEnabled {
+		f.mirror = mirror.New(f.mirrorCfg, f.mirrorClients, d.log)
+	}
 
 	interval := fc.RefreshTopicsInterval
 	if !fc.RefreshTopicsEnabled {
@@ -472,6 +572,10 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		for i, r := range ready {
 			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
 		}
+		if f.share != nil {
+			f.share.topicsReady(ts, gone)
+			return
+		}
 		f.mirror.Update(ts, gone)
 	}, d.log)
 
@@ -482,6 +586,25 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return nil
 	}
 	return d.buildCheckpoints(b, pol, topicFilter, srcAdmK, tgtAdm, meta)
+}
+
+// buildShare makes a replicating flow shared with the other nodes that run
+// it (strait.cluster.enabled): a member of its progress group on the
+// target, on a client of its own, and the share that runs the flow's part
+// on this node. The topic reconciler only follows the target until the
+// node holds the control duty.
+func (d *Daemon) buildShare(b *builder) error {
+	f := b.f
+	cl, err := b.client(b.p.TargetAdmin, "group-member")
+	if err != nil {
+		return err
+	}
+	f.share = newShare(d, f, func(c coord.Config) *coord.Member {
+		f.member = coord.New(c, cl, d.log.With("flow", f.cfg.Name(), "component", "coord"))
+		return f.member
+	})
+	f.topics.SetFollowing(true)
+	return nil
 }
 
 // buildACLs creates the ACL syncer of a flow with sync.topic.acls.enabled.
@@ -586,6 +709,10 @@ type FlowStatus struct {
 	// Problems are the control plane's per-item errors of its last passes
 	// (controlProblems): each item failed alone while the rest synced.
 	Problems []ControlProblem `json:"control_problems,omitempty"`
+	// Share is this node's membership of the flow's group, when several
+	// nodes share the flow (strait.cluster.enabled): its generation, the
+	// partitions it owns and whether it holds the control duty.
+	Share *coord.Status `json:"share,omitempty"`
 }
 
 // Status returns a snapshot of every replicating flow.
@@ -595,10 +722,19 @@ func (d *Daemon) Status() Status {
 	d.mu.Unlock()
 	var st Status
 	for _, f := range flows {
-		if f.mirror == nil {
+		if !f.replicates {
 			continue
 		}
-		fs := FlowStatus{Name: f.cfg.Name(), Source: f.cfg.Source, Target: f.cfg.Target, Mirror: f.mirror.Status(), Topics: f.topics.Results()}
+		fs := FlowStatus{Name: f.cfg.Name(), Source: f.cfg.Source, Target: f.cfg.Target, Topics: f.topics.Results()}
+		if m := f.dataPlane(); m != nil {
+			fs.Mirror = m.Status()
+		} else {
+			fs.Mirror = mirror.Status{Flow: f.cfg.Name()}
+		}
+		if f.member != nil {
+			ms := f.member.Status()
+			fs.Share = &ms
+		}
 		fs.BadInternalRecords = fs.Mirror.BadInternalRecords
 		fs.Problems = controlProblems(fs.Topics, f.acls)
 		if f.checkpoints != nil {
@@ -661,7 +797,7 @@ func flowNames(flows []*flow) []string {
 	out := make([]string, len(flows))
 	for i, f := range flows {
 		out[i] = f.cfg.Name()
-		if f.mirror == nil {
+		if !f.replicates {
 			out[i] += " (heartbeats)"
 		}
 	}

@@ -349,6 +349,16 @@ func (m *Mirror) Update(ready []Topic, gone []string) {
 	}
 }
 
+// Adopt starts the partitions this node did not copy and now does
+// (Share.Owns says so now): a node's share only grows while a mirror runs;
+// it shrinks by running a new mirror. It never blocks.
+func (m *Mirror) Adopt() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Run replicates until ctx is done, then stops fetching, waits for in-flight
 // records (up to ShutdownTimeout), commits final progress and returns. It
 // returns an error only when the flow as a whole cannot run.

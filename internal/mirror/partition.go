@@ -272,6 +272,15 @@ func (p *partition) resumeOffset() int64 {
 
 // ---- start ----
 
+// reset gives a partition that has not started the offset map and the
+// index deletions its previous owner's records call for (a shared flow's
+// partition taken over, Mirror.refreshShared).
+func (p *partition) reset(idx *offsets.Partition, purge []offsets.Change) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idx, p.purge = idx, purge
+}
+
 // startAt sets where the partition resumes: every record before next is
 // on the target. committed says next is stored progress.
 func (p *partition) startAt(next int64, committed bool) {

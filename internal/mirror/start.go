@@ -55,20 +55,20 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
 			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
-			p.owned = m.cfg.Share.owns(ts.Source, n)
 			ts.parts = append(ts.parts, p)
-			if !p.owned {
-				continue // another node's: kept only so parts stays indexed by number
+			if m.own(p) {
+				added = append(added, p)
 			}
-			if m.cfg.Latency != nil {
-				p.timing.observe = m.cfg.Latency(ts.Source, n)
+		}
+	}
+	if m.cfg.Share.Owns != nil {
+		// Partitions of known topics the node's share gained (Adopt).
+		for _, ts := range m.topics {
+			for _, p := range ts.parts {
+				if !p.owned && !p.removed.Load() && m.own(p) {
+					added = append(added, p)
+				}
 			}
-			// A previous incarnation's segments are deleted with the first
-			// write of this one, so compaction does not keep them forever.
-			for _, u := range m.index.Purge(tp, t.ID) {
-				p.purge = append(p.purge, u.Change)
-			}
-			added = append(added, p)
 		}
 	}
 	removed := make(map[string][]int32)
@@ -98,6 +98,17 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	}
 	if len(added) == 0 {
 		return
+	}
+	if m.cfg.Share.Owns != nil && !initial {
+		var err error
+		if stored, err = m.refreshShared(ctx, added, stored); err != nil {
+			m.disown(added)
+			if ctx.Err() == nil {
+				m.log.Warn("reading the progress and offset index of partitions this node took over failed; retrying", "partitions", len(added), "err", err)
+				time.AfterFunc(retryBackoff*4, m.Adopt)
+			}
+			return
+		}
 	}
 	m.awaitProducerMetadata(ctx, added)
 	m.describeLimits(ctx, added)
@@ -357,6 +368,81 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		m.log.Info("taking over from MirrorMaker 2", "topic", p.topic.Source, "partition", p.num, "resume_at", next)
 	}
 	return startPos{at: next}, nil
+}
+
+// own marks p as this node's when its share holds it, ready to start: its
+// latency observer, and the previous incarnation's index segments to delete
+// with its first write, so compaction does not keep them forever. The
+// caller holds m.mu.
+func (m *Mirror) own(p *partition) bool {
+	ts := p.topic
+	if !m.cfg.Share.owns(ts.Source, p.num) {
+		return false // another node's: kept only so parts stays indexed by number
+	}
+	p.owned = true
+	if m.cfg.Latency != nil {
+		p.timing.observe = m.cfg.Latency(ts.Source, p.num)
+	}
+	for _, u := range m.index.Purge(index.TP{Topic: ts.Source, Partition: p.num}, ts.ID) {
+		p.purge = append(p.purge, u.Change)
+	}
+	return true
+}
+
+// refreshShared reads again, for partitions a shared mirror starts after
+// it began (taken over, or of topics new to it), the progress and the
+// offset index their previous owner left: what the mirror read when it
+// began may predate that owner's final commit, and starting from it would
+// copy again what the owner copied after. It returns the progress to
+// start from: the fresh one, with the entries only stored knows (topics
+// this mirror saw deleted, retire).
+func (m *Mirror) refreshShared(ctx context.Context, added []*partition, stored map[string]map[int32]storedOffset) (map[string]map[int32]storedOffset, error) {
+	fresh, err := m.loadProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := index.Load(ctx, m.cl.IndexReader, m.cfg.IndexTopic)
+	if err != nil {
+		return nil, fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)
+	}
+	for topic, parts := range stored {
+		for n, o := range parts {
+			if _, ok := fresh[topic][n]; !ok {
+				if fresh[topic] == nil {
+					fresh[topic] = map[int32]storedOffset{}
+				}
+				fresh[topic][n] = o
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.index = idx
+	m.stored = fresh
+	for _, p := range added {
+		tp := index.TP{Topic: p.topic.Source, Partition: p.num}
+		pidx := offsets.NewPartition()
+		if prev := idx.Parts[tp]; prev != nil && idx.IDs[tp] == p.topic.ID {
+			pidx = prev
+		}
+		pidx.SetMaxSegments(m.cfg.IndexMaxSegments)
+		var purge []offsets.Change
+		for _, u := range idx.Purge(tp, p.topic.ID) {
+			purge = append(purge, u.Change)
+		}
+		p.reset(pidx, purge)
+	}
+	return fresh, nil
+}
+
+// disown gives back partitions a shared mirror could not start: Adopt
+// tries them again.
+func (m *Mirror) disown(parts []*partition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range parts {
+		p.owned = false
+	}
 }
 
 // ownedParts returns the partitions of parts this node copies.

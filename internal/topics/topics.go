@@ -146,13 +146,32 @@ type Reconciler struct {
 	// following: another node holds the flow's control duty (package
 	// coord), so a pass only follows the target (follow).
 	following atomic.Bool
+	wake      chan struct{}
 }
 
 // SetFollowing switches the reconciler between changing the target
 // (false, the default: this node holds the flow's control duty) and only
 // following it (true: another node creates, grows and configures the
 // remote topics; this one hands the data plane the topics that are ready).
-func (r *Reconciler) SetFollowing(following bool) { r.following.Store(following) }
+//
+// Switching to following waits for a pass in flight, so that once it
+// returns this node changes nothing more on the target.
+func (r *Reconciler) SetFollowing(following bool) {
+	if following {
+		r.passMu.Lock() // the pass in flight ends first
+		defer r.passMu.Unlock()
+	}
+	r.following.Store(following)
+}
+
+// Wake makes Run start a pass now rather than at the next interval (a node
+// that just took the control duty creates what is missing). It never blocks.
+func (r *Reconciler) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
 
 // New returns a Reconciler that calls apply after every reconcile with the
 // topics that are ready and the selected topics that disappeared from the
@@ -171,6 +190,7 @@ func New(cfg Config, src, dst *kgo.Client, apply func(ready []Ready, gone []stri
 		rejected:         make(map[string]map[string]rejection),
 		reported:         make(map[string]string),
 		reportedProblems: make(map[string]string),
+		wake:             make(chan struct{}, 1),
 	}
 }
 
@@ -191,6 +211,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-r.wake:
 		}
 	}
 }

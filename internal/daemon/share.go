@@ -1,0 +1,389 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"strait/internal/coord"
+	"strait/internal/mirror"
+)
+
+// Sharing a flow between nodes (strait.cluster.enabled). Every node that
+// runs the flow is a member of its progress group on the target (package
+// coord): the group's leader assigns the flow's source partitions, sticky
+// and balanced by throughput, and the control duty (remote topics and
+// their configs, ACLs, checkpoints, heartbeats) to exactly one member.
+//
+// The share's loop (run) owns what the node runs for the flow and changes
+// it only in the order the group protocol asks:
+//   - a gained partition is adopted by the running mirror (Mirror.Adopt),
+//     which starts it from the progress its previous owner committed;
+//   - a partition given up (coord's Release, before the node rejoins)
+//     stops the running mirror, which flushes and commits everything, and
+//     a new mirror runs the partitions left: only then may another node
+//     take it;
+//   - the control duty runs the ACL syncer, the checkpointer and the
+//     heartbeat emitter under their own context and lets the topic
+//     reconciler change the target; without it the reconciler only follows
+//     the target, so that the data plane learns the topics the holder
+//     created.
+//
+// A node that lost its membership (or its lease: coord.Member.Lease) writes
+// nothing: both paths check the lease before they send, and commits carry
+// the generation, so the broker refuses a fenced node's progress.
+type share struct {
+	d      *Daemon
+	f      *flow
+	member *coord.Member
+	log    *slog.Logger
+	reqs   chan shareRequest // to run, in the order the member's callbacks came
+	// stopped is closed when run returns: the member's callbacks then
+	// send nothing more.
+	stopped chan struct{}
+
+	mu      sync.Mutex
+	ready   map[string]mirror.Topic // the topics the reconciler last handed over, by source name
+	current *runningMirror          // the mirror running now; nil before the first assignment
+	rates   map[coord.Unit]rateSample
+}
+
+// shareRequest is a change the loop makes, in order: an assignment (the
+// units and the duty the node holds now), a release (units and the duty to
+// give up, done closed once they are), or the loss of the membership.
+type shareRequest struct {
+	kind    requestKind
+	units   []coord.Unit // assign: held; release: given up
+	control bool         // assign: held; release: given up
+	done    chan struct{}
+}
+
+type requestKind int
+
+const (
+	requestAssign requestKind = iota
+	requestRelease
+	requestLost
+)
+
+// runningMirror is one mirror of the node's share, with the units it may
+// copy (read by its Share.Owns, grown by adopt).
+type runningMirror struct {
+	m      *mirror.Mirror
+	cancel context.CancelFunc
+	done   chan error
+
+	mu    sync.RWMutex
+	units map[coord.Unit]bool
+}
+
+func (r *runningMirror) owns(topic string, partition int32) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.units[coord.Unit{Topic: topic, Partition: partition}]
+}
+
+// rateSample is a partition's copied bytes when they were last read.
+type rateSample struct {
+	bytes int64
+	at    time.Time
+	rate  float64
+}
+
+// nodeID names this process in the group's status and logs.
+func nodeID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "strait"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
+	s := &share{d: d, f: f, log: d.log.With("flow", f.cfg.Name(), "component", "share"),
+		reqs: make(chan shareRequest, 8), stopped: make(chan struct{}),
+		ready: map[string]mirror.Topic{}, rates: map[coord.Unit]rateSample{}}
+	s.member = member(coord.Config{
+		Group:    ProgressGroup(f.cfg.Source),
+		NodeID:   nodeID(),
+		Work:     s.work,
+		Rates:    s.measureRates,
+		OnAssign: s.assigned,
+		Release:  s.release,
+		OnLost:   s.lost,
+	})
+	return s
+}
+
+// topicsReady is the reconciler's hand-over: the running mirror learns the
+// topics, and the leader asks for a new assignment when the partitions to
+// share changed.
+func (s *share) topicsReady(ready []mirror.Topic, gone []string) {
+	s.mu.Lock()
+	before := s.unitsLocked()
+	for _, t := range ready {
+		s.ready[t.Source] = t
+	}
+	for _, name := range gone {
+		delete(s.ready, name)
+	}
+	changed := !slices.Equal(before, s.unitsLocked())
+	cur := s.current
+	s.mu.Unlock()
+	if cur != nil {
+		cur.m.Update(ready, gone)
+	}
+	if changed && s.member.Status().Leader {
+		s.member.Rejoin()
+	}
+}
+
+// unitsLocked lists the partitions of the ready topics, sorted. The caller
+// holds s.mu.
+func (s *share) unitsLocked() []coord.Unit {
+	var out []coord.Unit
+	for _, t := range s.ready {
+		for p := range t.Partitions {
+			out = append(out, coord.Unit{Topic: t.Source, Partition: p})
+		}
+	}
+	slices.SortFunc(out, func(a, b coord.Unit) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
+}
+
+// work is the leader's list of the flow's units (coord.Config.Work).
+func (s *share) work(context.Context) ([]coord.Unit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unitsLocked(), nil
+}
+
+// measureRates gives the bytes per second each owned partition copied
+// since the previous call (coord.Config.Rates).
+func (s *share) measureRates() map[coord.Unit]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == nil {
+		return nil
+	}
+	now := time.Now()
+	out := map[coord.Unit]float64{}
+	for _, p := range s.current.m.Status().Partitions {
+		u := coord.Unit{Topic: p.Topic, Partition: p.Partition}
+		prev, ok := s.rates[u]
+		sample := rateSample{bytes: p.Bytes, at: now, rate: prev.rate}
+		if ok && now.Sub(prev.at) >= time.Second {
+			sample.rate = float64(p.Bytes-prev.bytes) / now.Sub(prev.at).Seconds()
+		} else if ok {
+			sample = prev // too soon to measure again
+		}
+		s.rates[u] = sample
+		if ok {
+			out[u] = sample.rate
+		}
+	}
+	return out
+}
+
+// assigned takes the member's new assignment (coord.Config.OnAssign): what
+// it gained starts at once; what it gives up stops in release, which
+// follows.
+func (s *share) assigned(_ context.Context, a coord.Assignment) {
+	s.log.Info("assignment", "generation", a.Generation, "member", a.MemberID, "leader", a.Leader,
+		"partitions", len(a.Units), "control", a.Control, "revoked", len(a.Revoke), "revoked_control", a.RevokeControl)
+	s.send(shareRequest{kind: requestAssign, units: a.Units, control: a.Control})
+}
+
+// send hands r to the loop, unless it stopped.
+func (s *share) send(r shareRequest) bool {
+	select {
+	case s.reqs <- r:
+		return true
+	case <-s.stopped:
+		return false
+	}
+}
+
+// release gives up units and the duty before the member rejoins
+// (coord.Config.Release): it returns once the running mirror flushed and
+// committed them and the duty's components stopped.
+func (s *share) release(ctx context.Context, units []coord.Unit, control bool) error {
+	done := make(chan struct{})
+	if !s.send(shareRequest{kind: requestRelease, units: units, control: control, done: done}) {
+		return nil // stopped: everything is given up
+	}
+	select {
+	case <-done:
+		return nil
+	case <-s.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("releasing %d partitions: %w", len(units), ctx.Err())
+	}
+}
+
+// lost stops everything at once (coord.Config.OnLost): the lease is off,
+// so nothing is written meanwhile.
+func (s *share) lost() {
+	s.log.Warn("lost the flow's group membership: stopping this node's partitions and duties until it rejoins")
+	s.send(shareRequest{kind: requestLost})
+}
+
+// run is the share's loop: it makes every requested change in order, and
+// stops everything when ctx ends. A mirror or a duty that fails on its own
+// fails the flow (fail).
+func (s *share) run(ctx context.Context, fail func(error)) error {
+	var wg sync.WaitGroup
+	defer close(s.stopped)
+	defer wg.Wait()
+	defer s.stopMirror()
+	defer s.f.setControl(ctx, false, fail)
+	var mirrorFailed chan error
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-mirrorFailed:
+			fail(err)
+			return nil
+		case r := <-s.reqs:
+			units, control := r.units, r.control
+			switch r.kind {
+			case requestRelease:
+				units, control = s.keeping(r.units), s.f.controlRunning() && !r.control
+			case requestLost:
+				units, control = nil, false
+			}
+			s.f.setControl(ctx, control, fail)
+			if r.kind == requestLost {
+				s.stopMirror()
+			} else if ch := s.reach(ctx, units, &wg); ch != nil {
+				mirrorFailed = ch
+			}
+			if r.done != nil {
+				close(r.done)
+			}
+		}
+	}
+}
+
+// keeping returns the running mirror's units without those given up.
+func (s *share) keeping(given []coord.Unit) []coord.Unit {
+	s.mu.Lock()
+	cur := s.current
+	s.mu.Unlock()
+	if cur == nil {
+		return nil
+	}
+	cur.mu.RLock()
+	defer cur.mu.RUnlock()
+	var keep []coord.Unit
+	for u := range cur.units {
+		if !slices.Contains(given, u) {
+			keep = append(keep, u)
+		}
+	}
+	return keep
+}
+
+// reach makes the running mirror copy exactly units: adopted when they
+// only grow, else a new mirror after the old one stopped. It returns the
+// new mirror's failure channel when it started one.
+func (s *share) reach(ctx context.Context, units []coord.Unit, wg *sync.WaitGroup) chan error {
+	if !s.f.replicates {
+		return nil
+	}
+	want := map[coord.Unit]bool{}
+	for _, u := range units {
+		want[u] = true
+	}
+	s.mu.Lock()
+	cur := s.current
+	s.mu.Unlock()
+	if cur != nil && cur.cancel != nil {
+		cur.mu.Lock()
+		grows := true
+		for u := range cur.units {
+			if !want[u] {
+				grows = false
+			}
+		}
+		if grows {
+			cur.units = want
+		}
+		cur.mu.Unlock()
+		if grows {
+			cur.m.Adopt()
+			return nil
+		}
+		s.stopMirror()
+	}
+	return s.startMirror(ctx, want, wg)
+}
+
+// startMirror runs a new mirror for units on the flow's clients, with the
+// topics the reconciler handed over so far.
+func (s *share) startMirror(ctx context.Context, units map[coord.Unit]bool, wg *sync.WaitGroup) chan error {
+	r := &runningMirror{units: units, done: make(chan error, 1)}
+	cfg := s.f.mirrorCfg
+	cfg.Share = mirror.Share{Owns: r.owns, Lease: s.member.Lease, Generation: s.member.Generation}
+	r.m = mirror.New(cfg, s.f.mirrorClients, s.d.log)
+	s.mu.Lock()
+	r.m.Update(slices.Collect(maps.Values(s.ready)), nil)
+	s.current = r
+	s.mu.Unlock()
+	mctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	failed := make(chan error, 1)
+	wg.Go(func() {
+		err := r.m.Run(mctx)
+		r.done <- err
+		if mctx.Err() == nil {
+			// It ended on its own: the flow cannot run.
+			failed <- fmt.Errorf("flow %s: %w", s.f.cfg.Name(), errors.Join(err, errors.New("the data plane stopped")))
+		}
+	})
+	return failed
+}
+
+// stopMirror stops the running mirror and waits until it flushed and
+// committed. A failed final commit is logged: the partitions' next owner
+// copies again from the last committed progress.
+func (s *share) stopMirror() {
+	s.mu.Lock()
+	cur := s.current
+	s.mu.Unlock()
+	if cur == nil || cur.cancel == nil {
+		return
+	}
+	cur.cancel()
+	cur.cancel = nil // stopped: the next change starts a new mirror
+	if err := <-cur.done; err != nil {
+		s.log.Warn("stopping this node's partitions: their last progress was not committed; their next owner copies them again from the progress committed before", "err", err)
+	}
+}
+
+// dataPlane returns the mirror running now, nil before the first
+// assignment.
+func (s *share) dataPlane() *mirror.Mirror {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == nil {
+		return nil
+	}
+	return s.current.m
+}
