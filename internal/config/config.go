@@ -271,6 +271,11 @@ type Flow struct {
 	// the target and runs only its share of the flow's partitions, and one
 	// of them the control duty (package coord).
 	ClusterEnabled bool
+	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the
+	// target's worker settings session.timeout.ms (10 s), heartbeat.interval.ms
+	// (3 s) and rebalance.timeout.ms (60 s), as Connect's worker group reads
+	// them: the group of the nodes that share the flow uses them.
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
 	// SyncGroupACLs is strait.sync.group.acls.enabled (default false):
 	// ACL sync also copies consumer group ACLs, so that consumers can
 	// commit on the target after a failover. MM2 has no such option.

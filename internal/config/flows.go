@@ -414,6 +414,38 @@ func (l *loader) flow(s, t string) *Flow {
 			f.FlushInterval, f.FlushIntervalSet = time.Duration(v)*time.Millisecond, true
 		}
 	}
+	// The worker group's timeouts (Connect's defaults): the group of the
+	// nodes that share the flow (strait.cluster.enabled) uses them.
+	for _, w := range []struct {
+		key string
+		def int64
+		to  *time.Duration
+	}{
+		{"session.timeout.ms", 10_000, &f.SessionTimeout},
+		{"heartbeat.interval.ms", 3_000, &f.HeartbeatInterval},
+		{"rebalance.timeout.ms", 60_000, &f.RebalanceTimeout},
+	} {
+		*w.to = time.Duration(w.def) * time.Millisecond
+		if e := r.record(w.key, l.workerKey(t, w.key)); e != nil {
+			if v := r.intOf(e, 32, w.def); v < 1 {
+				r.errorf(e, "value %s must be at least 1 ms", e.show())
+			} else {
+				*w.to = time.Duration(v) * time.Millisecond
+			}
+		}
+	}
+	if f.HeartbeatInterval*3 > f.SessionTimeout {
+		if e := l.workerKey(t, "heartbeat.interval.ms"); e != nil {
+			r.errorf(e, "heartbeat.interval.ms (%v) must be at most a third of session.timeout.ms (%v): a node that shares the flow may write only while its last heartbeat is less than two thirds of the session old", f.HeartbeatInterval, f.SessionTimeout)
+		} else {
+			f.HeartbeatInterval = f.SessionTimeout / 3 // unset: Connect's 3 s, or less for a short session
+		}
+	}
+	if f.RebalanceTimeout < f.SessionTimeout {
+		if e := l.workerKey(t, "rebalance.timeout.ms"); e != nil {
+			r.errorf(e, "rebalance.timeout.ms (%v) must be at least session.timeout.ms (%v)", f.RebalanceTimeout, f.SessionTimeout)
+		}
+	}
 	f.ExactlyOnce = r.enum("exactly.once.source.support", l.workerKey(t, "exactly.once.source.support"), "disabled", true, "disabled", "preparing", "enabled") == "enabled"
 	r.get("offsets.storage.topic") // Connect's per-connector offsets topic (KIP-618): recorded to warn that it is not read
 	f.OffsetStorageTopic = "mm2-offsets." + s + ".internal"

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,13 +111,16 @@ func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *shar
 		reqs: make(chan shareRequest, 8), stopped: make(chan struct{}),
 		ready: map[string]mirror.Topic{}, rates: map[coord.Unit]rateSample{}}
 	s.member = member(coord.Config{
-		Group:    ProgressGroup(f.cfg.Source),
-		NodeID:   nodeID(),
-		Work:     s.work,
-		Rates:    s.measureRates,
-		OnAssign: s.assigned,
-		Release:  s.release,
-		OnLost:   s.lost,
+		Group:             ProgressGroup(f.cfg.Source),
+		NodeID:            nodeID(),
+		SessionTimeout:    f.cfg.SessionTimeout,
+		HeartbeatInterval: f.cfg.HeartbeatInterval,
+		RebalanceTimeout:  f.cfg.RebalanceTimeout,
+		Work:              s.work,
+		Rates:             s.measureRates,
+		OnAssign:          s.assigned,
+		Release:           s.release,
+		OnLost:            s.lost,
 	})
 	return s
 }
@@ -328,11 +332,32 @@ func (s *share) reach(ctx context.Context, units []coord.Unit, wg *sync.WaitGrou
 		cur.mu.Unlock()
 		if grows {
 			cur.m.Adopt()
+			s.logOwning(want)
 			return nil
 		}
 		s.stopMirror()
 	}
-	return s.startMirror(ctx, want, wg)
+	ch := s.startMirror(ctx, want, wg)
+	s.logOwning(want)
+	return ch
+}
+
+// logOwning records what this node copies from now on: with "released
+// partitions" (stopMirror), the ownership record the fault tests check
+// for partitions written by two nodes at once.
+func (s *share) logOwning(units map[coord.Unit]bool) {
+	gen, member, _ := s.member.Generation()
+	s.log.Info("owning partitions", "generation", gen, "member", member, "partitions", len(units), "units", unitList(units))
+}
+
+// unitList is units as "topic/partition,...", sorted.
+func unitList(units map[coord.Unit]bool) string {
+	out := make([]string, 0, len(units))
+	for u := range units {
+		out = append(out, u.String())
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // startMirror runs a new mirror for units on the flow's clients, with the
@@ -372,9 +397,15 @@ func (s *share) stopMirror() {
 	}
 	cur.cancel()
 	cur.cancel = nil // stopped: the next change starts a new mirror
-	if err := <-cur.done; err != nil {
+	err := <-cur.done
+	if err != nil {
 		s.log.Warn("stopping this node's partitions: their last progress was not committed; their next owner copies them again from the progress committed before", "err", err)
 	}
+	cur.mu.RLock()
+	units := unitList(cur.units)
+	cur.mu.RUnlock()
+	gen, member, _ := s.member.Generation()
+	s.log.Info("released partitions", "generation", gen, "member", member, "units", units, "committed", err == nil)
 }
 
 // dataPlane returns the mirror running now, nil before the first
