@@ -65,7 +65,7 @@ func (s *Server) flowsView(now time.Time) FlowsView {
 }
 
 func (s *Server) flowView(f daemon.FlowStatus, now time.Time) FlowView {
-	v := FlowView{Name: f.Name, Source: f.Source, Target: f.Target, Records: f.Mirror.Records, Bytes: f.Mirror.Bytes, Partitions: len(f.Mirror.Partitions), Problems: f.Problems}
+	v := FlowView{Name: f.Name, Source: f.Source, Target: f.Target, Records: f.Mirror.Records, Bytes: f.Mirror.Bytes, Partitions: len(f.Mirror.Partitions), Problems: f.Problems, Share: f.Share}
 	v.LagRecords, v.LagSeconds = lagOf(f.Mirror.Partitions)
 	for _, p := range f.Mirror.Partitions {
 		if p.Path == "fast" {
@@ -114,10 +114,14 @@ func (s *Server) partitions(w http.ResponseWriter, r *http.Request) {
 		if flow != "" && f.Name != flow {
 			continue
 		}
+		var owner string
+		if f.Share != nil {
+			owner = f.Share.Node
+		}
 		for _, p := range f.Mirror.Partitions {
 			v.Partitions = append(v.Partitions, PartitionView{Flow: f.Name, Topic: p.Topic, Remote: p.Remote, Partition: p.Partition,
 				State: p.State, Path: p.Path, Next: p.Next, End: p.End, LagRecords: p.Lag, LagSeconds: p.LagSeconds,
-				Records: p.Records, Bytes: p.Bytes, LastError: p.Error})
+				Records: p.Records, Bytes: p.Bytes, LastError: p.Error, Owner: owner})
 		}
 	}
 	writeJSON(w, http.StatusOK, v)

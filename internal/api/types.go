@@ -3,7 +3,10 @@ package api
 // The JSON documents of /api/v1. Every figure is as fresh as the node's
 // last sample (History.Interval apart); rates come from consecutive samples.
 
-import "strait/internal/daemon"
+import (
+	"strait/internal/coord"
+	"strait/internal/daemon"
+)
 
 // FlowsView is GET /api/v1/flows.
 type FlowsView struct {
@@ -42,6 +45,10 @@ type FlowView struct {
 	// Problems are the control plane's items that failed alone: topics,
 	// configs and ACL bindings it could not sync.
 	Problems []daemon.ControlProblem `json:"control_problems,omitempty"`
+	// Share is this node's part of the flow when several nodes share it
+	// (strait.cluster.enabled): its group membership, generation, the
+	// partitions it owns and whether it holds the control duty.
+	Share *coord.Status `json:"share,omitempty"`
 }
 
 // BacklogView is the initial copy's progress: records copied of those the
@@ -75,6 +82,9 @@ type PartitionView struct {
 	Records    int64   `json:"records"`
 	Bytes      int64   `json:"bytes"`
 	LastError  string  `json:"last_error,omitempty"`
+	// Owner is the node copying the partition (this one) when several
+	// nodes share the flow.
+	Owner string `json:"owner,omitempty"`
 }
 
 // HistoryView is GET /api/v1/history: the node's recent samples, oldest

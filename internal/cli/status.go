@@ -149,6 +149,16 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 			fmt.Fprintf(w, "  backlog     %s %3.0f%%  %s of %s records, %s\n", progressBar(b.Fraction, 30), 100*b.Fraction, countText(float64(b.Copied)), countText(float64(b.Total)), eta)
 		}
 		fmt.Fprintf(w, "  partitions  %d (%d fast path, %d record path), %d stopped\n", f.Partitions, f.FastPath, f.RecordPath, f.StoppedPartitions)
+		if s := f.Share; s != nil {
+			duty := ""
+			if s.Control {
+				duty = ", holds the control duty"
+			}
+			fmt.Fprintf(w, "  shared      node %s, group %s generation %d (%s): owns %d partitions%s\n", s.Node, s.Group, s.Generation, s.State, len(s.Units), duty)
+			if s.Error != "" {
+				fmt.Fprintf(w, "  ! group: %s\n", s.Error)
+			}
+		}
 		if f.CheckpointAge != nil {
 			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)
 		}
