@@ -22,20 +22,8 @@ import (
 
 var env *kafkatest.Env
 
-// The clusters of this package run KRaft's StandardAuthorizer, which no other package's
-// do. Clients of the PLAINTEXT listener (the brokers and controllers among themselves, and
-// Strait's admin clients here) are ANONYMOUS, the super user; the SASL users of the
-// security listeners get only what ACLs grant them.
-func TestMain(m *testing.M) {
-	os.Exit(kafkatest.RunWith(m, kafkatest.Options{
-		Clusters: 2,
-		Security: true,
-		BrokerConfig: map[string]string{
-			"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-			"super.users":           "User:ANONYMOUS",
-		},
-	}, &env))
-}
+// This package's clusters run KRaft's StandardAuthorizer with SASL users (kafkatest.Authorized).
+func TestMain(m *testing.M) { os.Exit(kafkatest.RunWith(m, kafkatest.Authorized(2), &env)) }
 
 // deleteACLs deletes bindings when the test ends, so that a package's tests that share
 // clusters do not see each other's.

@@ -23,20 +23,8 @@ import (
 
 var env *kafkatest.Env
 
-// The clusters of this package run KRaft's StandardAuthorizer. Clients of the PLAINTEXT
-// listener (the brokers among themselves and the tests' admins) are ANONYMOUS, the super
-// user; the PLAIN user of the SASL_PLAINTEXT listener gets only what ACLs grant it, so a
-// test can make the target refuse single items to Strait.
-func TestMain(m *testing.M) {
-	os.Exit(kafkatest.RunWith(m, kafkatest.Options{
-		Clusters: 2,
-		Security: true,
-		BrokerConfig: map[string]string{
-			"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-			"super.users":           "User:ANONYMOUS",
-		},
-	}, &env))
-}
+// This package's clusters run KRaft's StandardAuthorizer with SASL users (kafkatest.Authorized).
+func TestMain(m *testing.M) { os.Exit(kafkatest.RunWith(m, kafkatest.Authorized(2), &env)) }
 
 // A target that refuses Strait three single items: growing one topic (no ALTER on it),
 // changing another's config (no ALTER_CONFIGS on it) and creating any ACL (no ALTER on the

@@ -120,6 +120,22 @@ func Run(m *testing.M, n int, env **Env) int {
 // After the tests, and before the clusters stop, RunWith fails the package if a goroutine
 // the tests started still runs (goleak), unless opts.NoLeakCheck: every client, proxy
 // connection and helper goroutine must end with its test.
+// Authorized returns the options of n secure clusters that run KRaft's
+// StandardAuthorizer. Clients of the PLAINTEXT listener (the brokers and
+// controllers among themselves, and the tests' admin clients) are
+// ANONYMOUS, the super user; the SASL users of the security listeners get
+// only what ACLs grant them.
+func Authorized(n int) Options {
+	return Options{
+		Clusters: n,
+		Security: true,
+		BrokerConfig: map[string]string{
+			"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+			"super.users":           "User:ANONYMOUS",
+		},
+	}
+}
+
 func RunWith(m *testing.M, opts Options, env **Env) int {
 	e, err := setUp(opts)
 	if err != nil {

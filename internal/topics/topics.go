@@ -260,14 +260,7 @@ func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
 		r.log.Warn("topic reconcile pass ran out of time; topics not done wait for the next pass",
 			"timeout", r.timeout, "topics", len(p.ids), "failed", failed)
 	}
-	var gone []string
-	for name := range r.listed {
-		if !obs.listed[name] {
-			gone = append(gone, name)
-		}
-	}
-	slices.Sort(gone)
-	r.listed = obs.listed
+	gone := r.relist(obs)
 	r.apply(ready, gone)
 	// Remote topics are deleted after the data plane was told their
 	// source topics are gone, so it stops writing to them first.
@@ -305,6 +298,17 @@ func (r *Reconciler) follow(ctx context.Context) error {
 		}
 		ready = append(ready, Ready{Source: res.Source, Remote: res.Remote, ID: p.ids[i], Partitions: min(res.Partitions, remote.Partitions)})
 	}
+	gone := r.relist(obs)
+	r.apply(ready, gone)
+	r.mu.Lock()
+	r.results = nil
+	r.mu.Unlock()
+	return nil
+}
+
+// relist keeps the pass's listing of selected source topics and returns
+// those of the previous listing that are gone from it, sorted.
+func (r *Reconciler) relist(obs *observed) []string {
 	var gone []string
 	for name := range r.listed {
 		if !obs.listed[name] {
@@ -313,11 +317,7 @@ func (r *Reconciler) follow(ctx context.Context) error {
 	}
 	slices.Sort(gone)
 	r.listed = obs.listed
-	r.apply(ready, gone)
-	r.mu.Lock()
-	r.results = nil
-	r.mu.Unlock()
-	return nil
+	return gone
 }
 
 // configsDue reports whether the pass starting now syncs configs.
