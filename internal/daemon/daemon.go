@@ -600,7 +600,7 @@ func (d *Daemon) buildShare(b *builder) error {
 		return err
 	}
 	f.share = newShare(d, f, func(c coord.Config) *coord.Member {
-		f.member = coord.New(c, cl, d.log.With("flow", f.cfg.Name(), "component", "coord"))
+		f.member = coord.New(c, cl, d.log.With("flow", f.cfg.Name()))
 		return f.member
 	})
 	f.topics.SetFollowing(true)
