@@ -52,7 +52,7 @@ type share struct {
 	mu      sync.Mutex
 	ready   map[string]mirror.Topic // the topics the reconciler last handed over, by source name
 	current *runningMirror          // the mirror running now; nil before the first assignment
-	rates   map[coord.Unit]rateSample
+	rates   rateMeter
 }
 
 // shareRequest is a change the loop makes, in order: an assignment (the
@@ -90,11 +90,46 @@ func (r *runningMirror) owns(topic string, partition int32) bool {
 	return r.units[coord.Unit{Topic: topic, Partition: partition}]
 }
 
-// rateSample is a partition's copied bytes when they were last read.
+// rateMeter measures each owned partition's bytes per second from the
+// running mirror's byte counts, for the leader's balance.
+type rateMeter struct {
+	of      *mirror.Mirror // whose counts samples hold
+	samples map[coord.Unit]rateSample
+}
+
+// rateSample is a partition's copied bytes when they were last read, and
+// the rate measured then (-1: not yet).
 type rateSample struct {
 	bytes int64
 	at    time.Time
 	rate  float64
+}
+
+// rateWindow is the least time between two samples of a rate.
+const rateWindow = time.Second
+
+// measure takes the byte counts of mirror m's partitions at now and
+// returns the rates known: a partition's rate needs two of its samples at
+// least rateWindow apart under the same mirror, since a new mirror counts
+// from zero.
+func (r *rateMeter) measure(m *mirror.Mirror, bytes map[coord.Unit]int64, now time.Time) map[coord.Unit]float64 {
+	if m != r.of || r.samples == nil {
+		r.of, r.samples = m, map[coord.Unit]rateSample{}
+	}
+	out := map[coord.Unit]float64{}
+	for u, b := range bytes {
+		prev, ok := r.samples[u]
+		switch {
+		case !ok:
+			r.samples[u] = rateSample{bytes: b, at: now, rate: -1}
+		case now.Sub(prev.at) >= rateWindow:
+			r.samples[u] = rateSample{bytes: b, at: now, rate: float64(b-prev.bytes) / now.Sub(prev.at).Seconds()}
+		}
+		if rate := r.samples[u].rate; rate >= 0 {
+			out[u] = rate
+		}
+	}
+	return out
 }
 
 // nodeID names this process in the group's status and logs.
@@ -109,7 +144,7 @@ func nodeID() string {
 func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
 	s := &share{d: d, f: f, log: d.log.With("flow", f.cfg.Name(), "component", "share"),
 		reqs: make(chan shareRequest, 8), stopped: make(chan struct{}),
-		ready: map[string]mirror.Topic{}, rates: map[coord.Unit]rateSample{}}
+		ready: map[string]mirror.Topic{}}
 	s.member = member(coord.Config{
 		Group:             ProgressGroup(f.cfg.Source),
 		NodeID:            nodeID(),
@@ -177,30 +212,18 @@ func (s *share) work(context.Context) ([]coord.Unit, error) {
 }
 
 // measureRates gives the bytes per second each owned partition copied
-// since the previous call (coord.Config.Rates).
+// (coord.Config.Rates).
 func (s *share) measureRates() map[coord.Unit]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current == nil {
 		return nil
 	}
-	now := time.Now()
-	out := map[coord.Unit]float64{}
+	bytes := map[coord.Unit]int64{}
 	for _, p := range s.current.m.Status().Partitions {
-		u := coord.Unit{Topic: p.Topic, Partition: p.Partition}
-		prev, ok := s.rates[u]
-		sample := rateSample{bytes: p.Bytes, at: now, rate: prev.rate}
-		if ok && now.Sub(prev.at) >= time.Second {
-			sample.rate = float64(p.Bytes-prev.bytes) / now.Sub(prev.at).Seconds()
-		} else if ok {
-			sample = prev // too soon to measure again
-		}
-		s.rates[u] = sample
-		if ok {
-			out[u] = sample.rate
-		}
+		bytes[coord.Unit{Topic: p.Topic, Partition: p.Partition}] = p.Bytes
 	}
-	return out
+	return s.rates.measure(s.current.m, bytes, time.Now())
 }
 
 // assigned takes the member's new assignment (coord.Config.OnAssign): what

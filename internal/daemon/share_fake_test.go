@@ -9,7 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/coord"
 	"strait/internal/kafkatest"
+	"strait/internal/mirror"
 	"strait/internal/verify"
 )
 
@@ -79,6 +81,38 @@ func TestSharedFlowSplitsAndTakesOver(t *testing.T) {
 	for p := range srcRecs {
 		if rep := verify.Compare(int32(p), srcRecs[p], dstRecs[p]); !rep.OK() || rep.Duplicates != 0 {
 			t.Errorf("%v", rep)
+		}
+	}
+}
+
+// A partition's rate needs two samples a second apart under one mirror: a
+// mirror run after a release counts bytes from zero, so its first sample
+// starts a new measure instead of giving a negative or tiny rate (what the
+// leader got after every rebuild before), and a second sample too soon
+// gives nothing rather than 0.
+func TestRatesRestartWithANewMirror(t *testing.T) {
+	var r rateMeter
+	m1, m2 := new(mirror.Mirror), new(mirror.Mirror)
+	u := coord.Unit{Topic: "orders", Partition: 0}
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	steps := []struct {
+		m     *mirror.Mirror
+		bytes int64
+		at    time.Time
+		want  float64 // -1: unknown
+	}{
+		{m1, 1000, at(0), -1},
+		{m1, 1500, at(500 * time.Millisecond), -1}, // too soon: nothing, not 0
+		{m1, 3000, at(time.Second), 2000},
+		{m1, 3100, at(1500 * time.Millisecond), 2000}, // too soon: the last rate
+		{m2, 100, at(2 * time.Second), -1},            // a new mirror counts from 0
+		{m2, 1100, at(3 * time.Second), 1000},
+	}
+	for i, s := range steps {
+		got, ok := r.measure(s.m, map[coord.Unit]int64{u: s.bytes}, s.at)[u]
+		if s.want < 0 && ok || s.want >= 0 && (!ok || got != s.want) {
+			t.Fatalf("step %d: rate %v (known %v), want %v", i, got, ok, s.want)
 		}
 	}
 }
