@@ -181,6 +181,7 @@ func fullMatrix(scale float64) []workload {
 // Rough rates of this 2-core machine behind estimate, from the runs in bench/results.
 const (
 	estClusters       = 25 * time.Second // two brokers start
+	estWarmup         = 12 * time.Second // warmBrokers
 	estPreloadMBps    = 120
 	estStraitStart    = 2 * time.Second
 	estStraitMBps     = 120
@@ -195,6 +196,9 @@ const (
 // latency cell: a forecast printed at the start, compared with the real duration at the end.
 func estimate(cells []workload, runs int, tools []string, latency time.Duration) time.Duration {
 	total := estClusters + latency
+	if len(cells) > 0 {
+		total += estWarmup
+	}
 	for _, w := range cells {
 		mb := w.payloadMB()
 		slow := 1.0

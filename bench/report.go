@@ -28,6 +28,8 @@ type results struct {
 	Properties string `json:"mm2_properties,omitempty"`
 	mm2Props   bool
 	MM2JVM     string `json:"mm2_jvm_flags"`
+	// Warmup is the brokers' warm-up before the first cell (warmBrokers).
+	Warmup *warmupResult `json:"warmup,omitempty"`
 	// EstimateSeconds is the forecast of the compare mode printed at the start.
 	EstimateSeconds float64         `json:"estimate_s,omitempty"`
 	Cells           []cellResult    `json:"cells,omitempty"`
@@ -96,6 +98,10 @@ func (res *results) markdown() string {
 	if res.Error != "" {
 		w("")
 		w("**The run failed; the tables hold what finished.** Error: `%s`", firstLine(res.Error))
+	}
+	if wu := res.Warmup; wu != nil {
+		w("")
+		w("Before the first cell each broker took %.0f MB of writes and reads (%.1f s), so that the first tool run of the first cell does not meet brokers whose JIT is still cold; in the runs without it the first Strait run of a cell copied at a third to a half of the third run's rate.", float64(wu.Bytes)/1e6, wu.Seconds)
 	}
 	res.matrixTable(w)
 	res.ceilingsTable(w)

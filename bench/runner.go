@@ -169,6 +169,14 @@ func (r *runner) compare(ctx context.Context) error {
 			}
 		}
 	}
+	if p.has(phaseCopy) && len(cells) > 0 {
+		wu, err := r.warmBrokers(ctx)
+		if err != nil {
+			return fmt.Errorf("warming the brokers up: %w", err)
+		}
+		r.res.Warmup = wu
+		r.log.Info("brokers warmed up", "mb_per_broker", wu.Bytes/1e6, "seconds", wu.Seconds)
+	}
 	var errs []error
 	for _, w := range cells {
 		if !p.has(phaseCopy) && !(p.has(phaseLimits) && w.Limits) {
