@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -23,6 +24,9 @@ const (
 // copyResult is one tool copying a backlog from A to a fresh remote topic on B.
 type copyResult struct {
 	Tool string `json:"tool"`
+	// WritebackSeconds is how long the dirty pages took to be written back
+	// before the run started (settleWriteback).
+	WritebackSeconds float64 `json:"writeback_s"`
 	// Run numbers the runs of a cell per tool, from 1.
 	Run         int    `json:"run"`
 	Flow        string `json:"flow"`
@@ -78,12 +82,20 @@ type copyResult struct {
 // copyRun starts tool on a new flow for the topics of src and waits until B holds the whole
 // backlog (srcEnds per partition, flattened as endOffsetsAll). CPU and peak RSS are read at
 // completion, then the tool stops.
+//
+// Each run starts once the page cache holds nothing dirty (settleWriteback):
+// the preload, the client limits and the previous run leave up to a
+// gigabyte for the kernel to write back, which throttled the writes of the
+// run right after them. That was always the first Strait run of a cell: in
+// cell 1 it took 3.0 s for 300 MB against 0.6 s for the next two.
 func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetCodec string, srcEnds []int64, payload int64) (copyResult, error) {
+	settled := settleWriteback()
 	f := r.nextFlow(src, targetCodec)
 	remotes := f.remoteTopics()
 	partitions := src.partitions
 	res := copyResult{
-		Tool: tool, Flow: f.source + "->" + f.target, Topic: src.names[0], RemoteTopic: remotes[0], Topics: len(src.names),
+		WritebackSeconds: settled.Seconds(),
+		Tool:             tool, Flow: f.source + "->" + f.target, Topic: src.names[0], RemoteTopic: remotes[0], Topics: len(src.names),
 		Partitions: partitions * len(src.names), Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
 	}
 	broker0 := r.brokerCPU()
@@ -215,4 +227,12 @@ func (c *copyResult) derive() {
 		c.CPUPerGB = c.CPUSeconds / (float64(c.PayloadBytes) / 1e9)
 		c.SteadyCPUPerGB = c.SteadyCPUSeconds / (float64(c.PayloadBytes) / 1e9)
 	}
+}
+
+// settleWriteback writes every dirty page of the machine back (sync(2))
+// and returns how long it took.
+func settleWriteback() time.Duration {
+	began := time.Now()
+	syscall.Sync()
+	return time.Since(began)
 }

@@ -101,7 +101,7 @@ func (res *results) markdown() string {
 	}
 	if wu := res.Warmup; wu != nil {
 		w("")
-		w("Before the first cell each broker took %.0f MB of writes and reads (%.1f s), so that the first tool run of the first cell does not meet brokers whose JIT is still cold; in the runs without it the first Strait run of a cell copied at a third to a half of the third run's rate.", float64(wu.Bytes)/1e6, wu.Seconds)
+		w("Before the first cell Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first run of the first cell, a Strait run, does not meet brokers whose JIT is still compiling (MM2's first run already came after one). Every copy run then starts once the machine's dirty pages are written back (sync(2)): the preload and the previous run leave up to a gigabyte of writeback, which throttled the run right after them, always Strait's first.", float64(wu.Bytes)/1e6, wu.Seconds)
 	}
 	res.matrixTable(w)
 	res.ceilingsTable(w)

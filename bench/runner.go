@@ -174,8 +174,10 @@ func (r *runner) compare(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("warming the brokers up: %w", err)
 		}
-		r.res.Warmup = wu
-		r.log.Info("brokers warmed up", "mb_per_broker", wu.Bytes/1e6, "seconds", wu.Seconds)
+		if wu != nil {
+			r.res.Warmup = wu
+			r.log.Info("brokers warmed up", "payload_mb", wu.Bytes/1e6, "seconds", wu.Seconds)
+		}
 	}
 	var errs []error
 	for _, w := range cells {
