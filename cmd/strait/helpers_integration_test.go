@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,9 +86,26 @@ func startStrait(t *testing.T, args ...string) *process {
 	return p
 }
 
-// stop sends sig and waits for the exit, failing after timeout.
+// stop sends sig and waits for the exit, failing after timeout. A signal
+// Strait handles (SIGTERM, SIGINT) is sent only once the process logged
+// its first line, by which time main has installed its handler: sent
+// before, it kills the process as SIGKILL would (TestRestartAfterSIGKILLLosesNothing
+// failed so when its last run was caught up before it started).
 func (p *process) stop(t *testing.T, sig syscall.Signal, timeout time.Duration) error {
 	t.Helper()
+	if sig != syscall.SIGKILL {
+		kafkatest.Eventually(t, timeout, func() error {
+			select {
+			case <-p.done:
+				return nil
+			default:
+			}
+			if p.out.String() == "" {
+				return errors.New("strait has not logged its first line yet")
+			}
+			return nil
+		})
+	}
 	_ = p.cmd.Process.Signal(sig)
 	select {
 	case <-p.done:
