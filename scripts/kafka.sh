@@ -21,7 +21,14 @@ KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-60}
 readonly LOG4J2_VERSION=2.24.3
 readonly STOP_TIMEOUT=20
 readonly PORT_MIN=20000
-readonly PORT_MAX=45000
+# Ports stay below the kernel's ephemeral range: a broker restarted on its old port finds
+# it taken when an outgoing connection got it as its local port meanwhile (a fault test
+# failed with "port 33586 is in use" so).
+ephemeral_low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[[ $ephemeral_low =~ ^[0-9]+$ ]] && ((ephemeral_low > PORT_MIN + 1000)) || ephemeral_low=32768
+PORT_MAX=$((ephemeral_low - 1))
+readonly PORT_MAX
+unset ephemeral_low
 readonly BIND_RETRIES=3
 readonly INSTALL_HINT="Debian/Ubuntu: apt-get install openjdk-17-jre-headless maven"
 # The client listeners start --security adds to every broker, besides PLAINTEXT.
