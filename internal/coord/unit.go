@@ -26,6 +26,10 @@ func compareUnits(a, b Unit) int {
 	return cmp.Compare(a.Partition, b.Partition)
 }
 
+// CompareUnits is the order of units this package keeps every list in, for
+// callers that list units themselves.
+func CompareUnits(a, b Unit) int { return compareUnits(a, b) }
+
 // sortedUnits returns a sorted copy of us without duplicates.
 func sortedUnits(us []Unit) []Unit {
 	out := slices.Clone(us)

@@ -192,15 +192,7 @@ func (s *share) unitsLocked() []coord.Unit {
 			out = append(out, coord.Unit{Topic: t.Source, Partition: p})
 		}
 	}
-	slices.SortFunc(out, func(a, b coord.Unit) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Partition - b.Partition)
-	})
+	slices.SortFunc(out, coord.CompareUnits)
 	return out
 }
 

@@ -827,12 +827,18 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			f.leave(fp, fmt.Sprintf("a %s-compressed batch could not be recompressed to %s, the compression.type", h.Codec(), f.cfg.Codec))
 			return
 		}
-		fp.queue = append(fp.queue, &qbatch{data: b, h: h, seq: -1})
-		p.timing.fetched(h.FirstTimestamp, h.MaxTimestamp, int(h.NumRecords), time.Now())
-		fp.queueBytes += len(b)
-		f.buffered += int64(len(b))
-		fp.next = h.NextOffset()
+		f.enqueue(fp, &qbatch{data: b, h: h, seq: -1}, h.NextOffset())
 	}
+}
+
+// enqueue queues a batch to send, as fetched or rebuilt, and moves the
+// partition's fetch offset to next, the source offset after it.
+func (f *forwarder) enqueue(fp *fastPart, q *qbatch, next int64) {
+	fp.queue = append(fp.queue, q)
+	fp.p.timing.fetched(q.h.FirstTimestamp, q.h.MaxTimestamp, int(q.h.NumRecords), time.Now())
+	fp.queueBytes += len(q.data)
+	f.buffered += int64(len(q.data))
+	fp.next = next
 }
 
 // detach copies the batches queued from index first on out of their fetch

@@ -227,9 +227,16 @@ func (p *partition) ackBatch(src, tgt, n, next int64) {
 	if next > p.halt {
 		return
 	}
+	p.ackRunLocked(src, tgt, n)
+	p.advance(next)
+}
+
+// ackRunLocked maps n consecutive source offsets from src to target
+// offsets from tgt in the offset map and the MM2 sync state. The caller
+// holds mu.
+func (p *partition) ackRunLocked(src, tgt, n int64) {
 	p.idx.AckRange(src, tgt, n)
 	p.syncs.AckRange(src, tgt, n)
-	p.advance(next)
 }
 
 // ackRebuilt records a rebuilt batch the target acknowledged: its records,
@@ -242,8 +249,7 @@ func (p *partition) ackRebuilt(runs []batch.Run, tgt, next int64) {
 		return
 	}
 	for _, r := range runs {
-		p.idx.AckRange(r.Offset, tgt, r.Count)
-		p.syncs.AckRange(r.Offset, tgt, r.Count)
+		p.ackRunLocked(r.Offset, tgt, r.Count)
 		tgt += r.Count
 	}
 	p.advance(next)

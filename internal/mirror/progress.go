@@ -211,22 +211,16 @@ func (m *Mirror) commitOffsets(ctx context.Context, offs kadm.Offsets) (kadm.Off
 	}
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID = m.cfg.Group, generation, member
-	offs.Each(func(o kadm.Offset) {
-		var rt *kmsg.OffsetCommitRequestTopic
-		for i := range req.Topics {
-			if req.Topics[i].Topic == o.Topic {
-				rt = &req.Topics[i]
-			}
+	for topic, parts := range offs {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = topic, ids[topic] // v10 on names topics by ID
+		for _, o := range parts {
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = o.Partition, o.At, o.LeaderEpoch, kmsg.StringPtr(o.Metadata)
+			rt.Partitions = append(rt.Partitions, rp)
 		}
-		if rt == nil {
-			req.Topics = append(req.Topics, kmsg.NewOffsetCommitRequestTopic())
-			rt = &req.Topics[len(req.Topics)-1]
-			rt.Topic, rt.TopicID = o.Topic, ids[o.Topic] // v10 on names topics by ID
-		}
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = o.Partition, o.At, o.LeaderEpoch, &o.Metadata
-		rt.Partitions = append(rt.Partitions, rp)
-	})
+		req.Topics = append(req.Topics, rt)
+	}
 	resp, err := req.RequestWith(ctx, m.cl.Meta)
 	if err != nil {
 		return nil, err

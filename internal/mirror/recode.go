@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -189,12 +188,7 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 		fp.next = h.NextOffset()
 		return true
 	}
-	nh := rb.Header
-	fp.queue = append(fp.queue, &qbatch{data: rb.Data, h: nh, seq: -1, runs: rb.Runs, next: h.NextOffset()})
-	fp.p.timing.fetched(nh.FirstTimestamp, nh.MaxTimestamp, int(nh.NumRecords), time.Now())
-	fp.queueBytes += len(rb.Data)
-	f.buffered += int64(len(rb.Data))
-	fp.next = h.NextOffset()
+	f.enqueue(fp, &qbatch{data: rb.Data, h: rb.Header, seq: -1, runs: rb.Runs, next: h.NextOffset()}, h.NextOffset())
 	return true
 }
 
