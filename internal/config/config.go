@@ -15,10 +15,17 @@
 //     them and would replicate everything.
 //   - offset.flush.interval.ms and exactly.once.source.support are worker
 //     settings: read from <target>.*, ignored at the top level, as in MM2.
-//   - Settings Strait reads but does not act on yet (config and ACL sync,
-//     exactly-once, tasks.max, ...) each get a warning that says so and what
+//   - Settings Strait reads but does not act on yet (tasks.max,
+//     admin.timeout.ms, ...) each get a warning that says so and what
 //     Strait does instead; Connect transforms are refused.
 //   - The producer of replicated data must use acks=all.
+//   - Exactly-once mode is on when the target's
+//     exactly.once.source.support is enabled or strait.exactly.once is
+//     true. It needs the fast path, the idempotent producer and a
+//     transaction.timeout.ms of at least twice the transaction interval;
+//     exactly.once.support = required on a flow without it is an error, as
+//     MM2 refuses such a connector. transaction.boundary = poll commits
+//     every offset.flush.interval.ms, not per poll.
 //   - Strait rejects up front what MM2 fails on only at runtime
 //     (non-positive intervals of running features, emit.checkpoints or
 //     emit.offset-syncs disabled on an enabled flow), and what it cannot run
@@ -226,13 +233,47 @@ type Flow struct {
 	FlushInterval    time.Duration
 	FlushIntervalSet bool
 
-	// ExactlyOnce is true when <target>.exactly.once.source.support=enabled.
-	// Strait has no exactly-once mode yet: Parse warns that it is not
-	// honoured.
+	// ExactlyOnce turns on exactly-once mode: the flow writes its data in
+	// transactions on the target. It is true when the target's worker
+	// setting <target>.exactly.once.source.support is enabled (MM2's key;
+	// preparing is not), or when strait.exactly.once (top level, or per
+	// flow) is true; an explicit strait.exactly.once = false against an
+	// enabled worker setting is an error. Parse refuses an exactly-once
+	// flow that turns the fast path or the idempotent producer off.
 	ExactlyOnce bool
+	// ExactlyOnceSourceSupport is the target's worker setting
+	// exactly.once.source.support as the file gives it: "disabled"
+	// (default), "preparing" or "enabled". Read ExactlyOnce to know whether
+	// the flow is exactly-once.
+	ExactlyOnceSourceSupport string
 	// ExactlyOnceSupport is the flow's exactly.once.support: "requested"
-	// (default) or "required" (not honoured yet; Parse warns).
+	// (default) or "required". Parse refuses required on a flow that is not
+	// exactly-once, as MM2 refuses the connector on a worker without
+	// exactly-once source support.
 	ExactlyOnceSupport string
+	// TransactionBoundary is the flow's transaction.boundary: "poll"
+	// (default) or "interval" (MM2's connector cannot define boundaries,
+	// so Parse refuses "connector").
+	TransactionBoundary string
+	// TransactionInterval is how long one transaction collects data before
+	// it commits, in exactly-once mode: transaction.boundary.interval.ms
+	// when transaction.boundary is interval and the key is set, else
+	// FlushInterval (offset.flush.interval.ms; Strait's default 1 s). MM2's
+	// poll boundary commits a transaction per poll of the source; Strait
+	// has no polls and commits every FlushInterval instead. Always
+	// positive; it applies only when ExactlyOnce is true.
+	TransactionInterval time.Duration
+	// TransactionTimeout is the target producer's transaction.timeout.ms
+	// (TargetProducer, recorded in Origins as "transaction.timeout.ms"):
+	// how long the target lets a transaction stay open before it aborts
+	// it. When the file does not set it, it is 15 s instead of the Java
+	// producer's 60 s: the target aborts sooner a transaction left open by
+	// a node that died, which holds back its read_committed consumers until
+	// then. On an
+	// exactly-once flow Parse requires at least twice TransactionInterval,
+	// so that a transaction can commit within it. It applies only when
+	// ExactlyOnce is true.
+	TransactionTimeout time.Duration
 
 	// OffsetStorageTopic is the Connect offsets topic of MM2's herder for
 	// this flow, on the target (worker offset.storage.topic; a top-level

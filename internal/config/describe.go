@@ -119,7 +119,20 @@ func (c *Config) settings(f *Flow) []setting {
 		}
 		out = append(out, setting{key, value, from})
 	}
+	// decided says where a value that other keys decide came from; a
+	// secret among them hides the value.
+	decided := func(value string, origins ...Origin) (string, string) {
+		var texts []string
+		for _, o := range origins {
+			texts = append(texts, originText(o))
+			if c.secrets[o.Key] {
+				value = "[redacted]"
+			}
+		}
+		return value, strings.Join(texts, "; ")
+	}
 	b := strconv.FormatBool
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	i := func(v int) string { return strconv.Itoa(v) }
 	list := func(l []string) string {
 		if len(l) == 0 {
@@ -169,7 +182,38 @@ func (c *Config) settings(f *Flow) []setting {
 	add("tasks.max", i(f.TasksMax))
 	add("admin.timeout.ms", strconv.FormatInt(f.AdminTimeout.Milliseconds(), 10))
 	add("offset.flush.interval.ms", strconv.FormatInt(f.FlushInterval.Milliseconds(), 10), "Strait default; Connect: 60000")
-	add("exactly.once.source.support", map[bool]string{true: "enabled", false: "disabled"}[f.ExactlyOnce])
+	add("exactly.once.source.support", f.ExactlyOnceSourceSupport)
+	if f.ExactlyOnce {
+		// strait.exactly.once shows the mode, and the keys that turn it on.
+		var on []Origin
+		if o, ok := f.Origins["exactly.once.source.support"]; ok && f.ExactlyOnceSourceSupport == "enabled" {
+			on = append(on, o)
+		}
+		if o, ok := f.Origins[keyExactlyOnce]; ok {
+			on = append(on, o)
+		}
+		v, fr := decided("true", on...)
+		out = append(out, setting{keyExactlyOnce, v, fr})
+		add("transaction.boundary", f.TransactionBoundary)
+		o, ok := f.Origins["transaction.boundary.interval.ms"]
+		if ok && f.TransactionBoundary == "interval" {
+			v, fr = decided(ms(f.TransactionInterval), o)
+		} else {
+			v, fr = ms(f.TransactionInterval), "offset.flush.interval.ms, Strait default"
+			if fo, fok := f.Origins["offset.flush.interval.ms"]; fok {
+				v, fr = decided(v, fo)
+			}
+			if ok {
+				fr += "; " + o.Key + " has no effect, see Warnings"
+			}
+		}
+		out = append(out, setting{"transaction.boundary.interval.ms", v, fr})
+		add("transaction.timeout.ms", ms(f.TransactionTimeout), "Strait default; Java producer: 60000")
+	} else if _, ok := f.Origins[keyExactlyOnce]; ok {
+		// Off by default shows as exactly.once.source.support above
+		// (disabled or preparing).
+		add(keyExactlyOnce, "false")
+	}
 	add("exactly.once.support", f.ExactlyOnceSupport)
 	add("offset.storage.topic", f.OffsetStorageTopic)
 	throttle := "unlimited"

@@ -22,6 +22,8 @@ func TestDescribe(t *testing.T) {
 		{name: "active-passive-north", path: "testdata/examples/active-passive.properties", clusters: []string{"eu-west1"}},
 		{name: "seed-guide", path: "testdata/examples/seed-guide.properties"},
 		{name: "secrets", src: secretsConfig},
+		{name: "exactly-once", src: exactlyOnceConfig},
+		{name: "exactly-once-off", src: base + "emit.heartbeats.enabled = false\nB.exactly.once.source.support = preparing\nstrait.exactly.once = false\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

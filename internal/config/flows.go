@@ -42,6 +42,10 @@ const (
 	// sync.group.offsets.interval.seconds when the file does not set them:
 	// checkpoints are exact and cheap, and failover wants them fresh.
 	StraitCheckpointInterval = 5 * time.Second
+	// StraitTransactionTimeout replaces the Java producer's 60 s
+	// transaction.timeout.ms for an exactly-once flow whose target producer
+	// does not set it.
+	StraitTransactionTimeout = 15 * time.Second
 )
 
 // flows resolves every pair MM2's driver would create a herder for.
@@ -377,10 +381,11 @@ func (l *loader) flow(s, t string) *Flow {
 	r.integer("consumer.poll.timeout.ms", 64, 1000)
 
 	f.ExactlyOnceSupport = r.enum("exactly.once.support", cc["exactly.once.support"], "requested", true, "requested", "required")
-	if e := cc["transaction.boundary"]; r.enum("transaction.boundary", e, "poll", true, "poll", "interval", "connector") == "connector" {
-		r.errorf(e, "transaction.boundary = connector is not supported by MM2's source connector: use poll or interval")
+	tb := cc["transaction.boundary"]
+	if f.TransactionBoundary = r.enum("transaction.boundary", tb, "poll", true, "poll", "interval", "connector"); f.TransactionBoundary == "connector" {
+		r.errorf(tb, "transaction.boundary = connector is not supported by MM2's source connector: use poll or interval")
+		f.TransactionBoundary = "poll"
 	}
-	r.integer("transaction.boundary.interval.ms", 64, 0)
 
 	f.FastPath = r.boolean(keyFastPath, true)
 	f.SyncTopicDeletion = r.boolean(keyTopicDeletion, false)
@@ -446,7 +451,8 @@ func (l *loader) flow(s, t string) *Flow {
 			r.errorf(e, "rebalance.timeout.ms (%v) must be at least session.timeout.ms (%v)", f.RebalanceTimeout, f.SessionTimeout)
 		}
 	}
-	f.ExactlyOnce = r.enum("exactly.once.source.support", l.workerKey(t, "exactly.once.source.support"), "disabled", true, "disabled", "preparing", "enabled") == "enabled"
+	f.ExactlyOnceSourceSupport = r.enum("exactly.once.source.support", l.workerKey(t, "exactly.once.source.support"), "disabled", true, "disabled", "preparing", "enabled")
+	f.ExactlyOnce = r.boolean(keyExactlyOnce, false) || f.ExactlyOnceSourceSupport == "enabled"
 	r.get("offsets.storage.topic") // Connect's per-connector offsets topic (KIP-618): recorded to warn that it is not read
 	f.OffsetStorageTopic = "mm2-offsets." + s + ".internal"
 	if e := r.record("offset.storage.topic", l.workerKey(t, "offset.storage.topic")); e != nil {
@@ -458,12 +464,89 @@ func (l *loader) flow(s, t string) *Flow {
 	}
 
 	l.clients(f, cc, worker)
+	r.transactions(runs)
 
 	if runs {
 		l.crossChecks(f, cc)
 		l.checkRouter(f)
 	}
 	return f
+}
+
+// transactions resolves f.TransactionInterval and f.TransactionTimeout. It
+// runs once FlushInterval and the target producer are known; the values
+// are checked only where they are used, on an enabled exactly-once flow.
+func (r *flowReader) transactions(runs bool) {
+	f := r.f
+	check := runs && f.ExactlyOnce
+	// The interval comes from transaction.boundary.interval.ms or from
+	// offset.flush.interval.ms; io is where, for messages.
+	f.TransactionInterval = f.FlushInterval
+	io, intervalSet := f.Origins["offset.flush.interval.ms"]
+	e := r.get("transaction.boundary.interval.ms")
+	v := r.intOf(e, 64, 0)
+	switch {
+	case e == nil:
+	case v <= 0:
+		if runs {
+			r.errorf(e, "value %s must be at least 1 ms: it is how long a transaction collects data before it commits; remove the key to commit every offset.flush.interval.ms", e.show())
+		}
+	case v > math.MaxInt64/int64(time.Millisecond):
+		r.errorf(e, "value %s is too large", e.show())
+	case f.TransactionBoundary == "interval":
+		f.TransactionInterval = time.Duration(v) * time.Millisecond
+		io, intervalSet = e.origin(), true
+	}
+
+	f.TransactionTimeout = StraitTransactionTimeout
+	p, set := f.TargetProducer.Prop("transaction.timeout.ms")
+	if set {
+		f.Origins["transaction.timeout.ms"] = p.Origin
+		show := fmt.Sprintf("%q", p.Display())
+		ms, err := parseInt(p.Value.Reveal(), 32) // an int in the Java producer
+		switch {
+		case err != nil:
+			if check {
+				r.l.rep.errorf(p.Origin, "value %s %v: give the target producer's transaction timeout in milliseconds", show, err)
+			}
+			return
+		case ms <= 0:
+			if check {
+				r.l.rep.errorf(p.Origin, "value %s must be at least 1 ms: it is how long the target lets a transaction stay open", show)
+			}
+			return
+		}
+		f.TransactionTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if !check || f.TransactionTimeout >= 2*f.TransactionInterval {
+		return
+	}
+	interval := "Strait's default offset.flush.interval.ms"
+	if intervalSet {
+		interval = "set by " + setBy(io)
+	}
+	need := (2 * f.TransactionInterval).Milliseconds()
+	const why = "a transaction must be able to commit within the timeout"
+	if set {
+		r.l.rep.errorf(p.Origin, "transaction.timeout.ms = %s is less than twice the transaction interval (%d ms, %s): %s; raise transaction.timeout.ms to %d or more, or shorten the interval",
+			p.Display(), f.TransactionInterval.Milliseconds(), interval, why, need)
+		return
+	}
+	// Only an interval set in the file can exceed half the default timeout.
+	r.l.rep.errorf(io, "a transaction interval of %d ms is more than half of transaction.timeout.ms (%d ms, Strait's default for exactly-once flows): %s; set %s.producer.transaction.timeout.ms = %d or more, or shorten the interval",
+		f.TransactionInterval.Milliseconds(), f.TransactionTimeout.Milliseconds(), why, f.Target, need)
+}
+
+// setBy names the key and line a value was set by, for a message about
+// another key: `"A.consumer.isolation.level" on line 7`.
+func setBy(o Origin) string {
+	switch {
+	case o.Line == 0:
+		return fmt.Sprintf("%q (default)", o.Key)
+	case o.File != "":
+		return fmt.Sprintf("%q on line %d of %s", o.Key, o.Line, o.File)
+	}
+	return fmt.Sprintf("%q on line %d", o.Key, o.Line)
 }
 
 // workerKey returns worker setting k of the herders whose target is t
@@ -493,6 +576,7 @@ func (l *loader) crossChecks(f *Flow, cc props) {
 		e := cc["emit.offset-syncs.enabled"]
 		l.rep.errorf(e.origin(), "MM2 (3.9+) rejects emit.offset-syncs.enabled = false on enabled flow %s: its checkpoints need offset syncs; remove the key", f.Name())
 	}
+	l.checkExactlyOnce(f, cc)
 	if f.ExactlyOnceSupport == "required" {
 		o := f.Origins["exactly.once.support"]
 		p, ok := f.SourceConsumer.Prop("isolation.level")
@@ -505,6 +589,70 @@ func (l *loader) crossChecks(f *Flow, cc props) {
 				p.Display(), p.Origin.Key, p.Origin.Line, f.Source)
 		}
 	}
+}
+
+// checkExactlyOnce applies the rules of exactly-once mode to an enabled
+// flow. The mode is on when either of its keys says so, and an explicit
+// strait.exactly.once = false cannot turn off what the worker setting turns
+// on. An exactly-once flow forwards record batches on the fast path inside
+// transactions of the idempotent producer, so neither may be turned off.
+// A flow that requires exactly-once (exactly.once.support = required)
+// without the mode is refused, as Connect refuses the connector ("This
+// worker does not have exactly-once source support enabled").
+func (l *loader) checkExactlyOnce(f *Flow, cc props) {
+	mm2Key := f.Target + ".exactly.once.source.support"
+	mm2, mm2Set := f.Origins["exactly.once.source.support"]
+	strait := cc[keyExactlyOnce]
+	var straitOn, straitOff bool
+	if strait != nil {
+		v, ok := parseBool(strait.trimmed())
+		straitOn, straitOff = v, ok && !v
+	}
+	if !f.ExactlyOnce {
+		if f.ExactlyOnceSupport != "required" {
+			return
+		}
+		why := mm2Key + " is not set"
+		if mm2Set {
+			why = fmt.Sprintf("%s = %s %s", mm2Key, f.ExactlyOnceSourceSupport, lineOf(mm2))
+		}
+		if straitOff {
+			why += fmt.Sprintf(", and %s = false %s", strait.key, lineOf(strait.origin()))
+		} else {
+			why += ", and " + keyExactlyOnce + " is not set"
+		}
+		l.rep.errorf(f.Origins["exactly.once.support"], "exactly.once.support = required needs exactly-once mode, which is off for %s (%s): MM2 refuses a connector that requires exactly-once on a worker without exactly-once source support; set %s = enabled (or %s = true), or remove the key",
+			f.Name(), why, mm2Key, keyExactlyOnce)
+		return
+	}
+	var on []string // the keys that turn the mode on, for messages
+	if f.ExactlyOnceSourceSupport == "enabled" {
+		on = append(on, setBy(mm2))
+		if straitOff {
+			l.rep.errorf(strait.origin(), "%s = false contradicts %s = enabled %s, which turns exactly-once mode on for the flows into %s: remove one of the two keys (this one to copy exactly once, the other to copy at least once)",
+				keyExactlyOnce, mm2Key, lineOf(mm2), f.Target)
+		}
+	}
+	if straitOn {
+		on = append(on, setBy(strait.origin()))
+	}
+	mode := "exactly-once mode (set by " + strings.Join(on, " and ") + ")"
+	if o, ok := f.Origins[keyFastPath]; ok && !f.FastPath {
+		l.rep.errorf(o, "%s = false is not allowed in %s: exactly-once mode forwards record batches on the fast path inside transactions, and the record path has no transactions; remove the key, or turn exactly-once mode off",
+			keyFastPath, mode)
+	}
+	if p, ok := f.TargetProducer.Prop("enable.idempotence"); ok && strings.EqualFold(p.Value.Reveal(), "false") {
+		l.rep.errorf(p.Origin, "enable.idempotence = false is not allowed in %s: transactions need the idempotent producer; remove the key, or turn exactly-once mode off", mode)
+	}
+}
+
+// lineOf says where a key is set, for a message that names the key
+// itself: "on line 7", or "on line 3 of source.properties".
+func lineOf(o Origin) string {
+	if o.File != "" {
+		return fmt.Sprintf("on line %d of %s", o.Line, o.File)
+	}
+	return fmt.Sprintf("on line %d", o.Line)
 }
 
 // checkDataAcks requires acks = all for the producer of an enabled flow's

@@ -34,17 +34,19 @@ func notHonoured(f *Flow) []unhonoured {
 		add("refresh.groups.enabled", "false is not honoured yet",
 			"Strait lists the source's consumer groups every "+seconds(f.RefreshGroupsInterval)+" (refresh.groups.interval.seconds) anyway")
 	}
-	if f.ExactlyOnce {
-		add("exactly.once.source.support", "enabled is not honoured yet",
-			"Strait has no exactly-once mode; it copies at least once with an idempotent producer, so a crash copies again the records written since the last progress commit (offset.flush.interval.ms)")
-	}
-	if f.ExactlyOnceSupport == "required" {
-		add("exactly.once.support", "required is not honoured yet", "Strait has no exactly-once mode and copies at least once")
-	}
-	for _, k := range []string{"transaction.boundary", "transaction.boundary.interval.ms"} {
-		if set(k) {
-			add(k, "not honoured yet", "Strait has no exactly-once mode, so it writes no transactions to bound")
+	switch {
+	case !f.ExactlyOnce:
+		for _, k := range []string{"transaction.boundary", "transaction.boundary.interval.ms"} {
+			if set(k) {
+				add(k, "no effect", "exactly-once mode is off, so Strait writes no transactions to bound; to turn it on, set "+
+					f.Target+".exactly.once.source.support = enabled or "+keyExactlyOnce+" = true")
+			}
 		}
+	case set("transaction.boundary.interval.ms") && f.TransactionBoundary != "interval":
+		// Connect ignores it too unless the boundary is interval.
+		add("transaction.boundary.interval.ms", "no effect",
+			"transaction.boundary is poll, so each transaction collects data for offset.flush.interval.ms ("+seconds(f.TransactionInterval)+
+				"); set "+f.Name()+".transaction.boundary = interval to use this key")
 	}
 	if set("tasks.max") {
 		add("tasks.max", "not honoured",

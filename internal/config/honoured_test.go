@@ -19,19 +19,27 @@ func TestNotHonouredWarnings(t *testing.T) {
 		},
 		{
 			name: "every other setting that is read and not acted on",
-			src: base + off + "refresh.groups.enabled = false\nB.exactly.once.source.support = enabled\n" +
-				"A->B.exactly.once.support = required\nA.consumer.isolation.level = read_committed\n" +
+			src: base + off + "refresh.groups.enabled = false\n" +
 				"A->B.transaction.boundary = interval\nA->B.transaction.boundary.interval.ms = 100\n" +
 				"tasks.max = 4\nadmin.timeout.ms = 30000\nconsumer.poll.timeout.ms = 500\nA->B.offsets.storage.topic = mm2-offsets.custom\n",
 			want: `key "refresh.groups.enabled" (line 7): false is not honoured yet on A->B: Strait lists the source's consumer groups every 10s (refresh.groups.interval.seconds) anyway
-key "B.exactly.once.source.support" (line 8): enabled is not honoured yet on A->B: Strait has no exactly-once mode; it copies at least once with an idempotent producer, so a crash copies again the records written since the last progress commit (offset.flush.interval.ms)
-key "A->B.exactly.once.support" (line 9): required is not honoured yet on A->B: Strait has no exactly-once mode and copies at least once
-key "A->B.transaction.boundary" (line 11): not honoured yet on A->B: Strait has no exactly-once mode, so it writes no transactions to bound
-key "A->B.transaction.boundary.interval.ms" (line 12): not honoured yet on A->B: Strait has no exactly-once mode, so it writes no transactions to bound
-key "tasks.max" (line 13): not honoured on A->B: Strait does not split a flow into tasks; one process copies every partition of the flow, fetching from all source brokers at once
-key "admin.timeout.ms" (line 14): 30000 is not honoured yet on A->B: Strait gives each round of topic and checkpoint admin calls one minute (MM2's default)
-key "consumer.poll.timeout.ms" (line 15): no effect on A->B: Strait does not poll with a timeout; a fetch waits at most the consumer's fetch.max.wait.ms, and checkpoints follow emit.checkpoints.interval.seconds
-key "A->B.offsets.storage.topic" (line 16): not honoured yet on A->B: Strait takes over a Java MM2's progress from the worker's offset.storage.topic (mm2-offsets.A.internal), not from this per-connector topic, so partitions MM2 copied resume by auto.offset.reset instead of where MM2 stopped
+key "A->B.transaction.boundary" (line 8): no effect on A->B: exactly-once mode is off, so Strait writes no transactions to bound; to turn it on, set B.exactly.once.source.support = enabled or strait.exactly.once = true
+key "A->B.transaction.boundary.interval.ms" (line 9): no effect on A->B: exactly-once mode is off, so Strait writes no transactions to bound; to turn it on, set B.exactly.once.source.support = enabled or strait.exactly.once = true
+key "tasks.max" (line 10): not honoured on A->B: Strait does not split a flow into tasks; one process copies every partition of the flow, fetching from all source brokers at once
+key "admin.timeout.ms" (line 11): 30000 is not honoured yet on A->B: Strait gives each round of topic and checkpoint admin calls one minute (MM2's default)
+key "consumer.poll.timeout.ms" (line 12): no effect on A->B: Strait does not poll with a timeout; a fetch waits at most the consumer's fetch.max.wait.ms, and checkpoints follow emit.checkpoints.interval.seconds
+key "A->B.offsets.storage.topic" (line 13): not honoured yet on A->B: Strait takes over a Java MM2's progress from the worker's offset.storage.topic (mm2-offsets.A.internal), not from this per-connector topic, so partitions MM2 copied resume by auto.offset.reset instead of where MM2 stopped
+`,
+		},
+		{
+			name: "exactly-once settings are honoured in exactly-once mode",
+			src: base + off + "B.exactly.once.source.support = enabled\nA->B.exactly.once.support = required\nA.consumer.isolation.level = read_committed\n" +
+				"A->B.transaction.boundary = interval\nA->B.transaction.boundary.interval.ms = 100\n",
+		},
+		{
+			name: "transaction.boundary.interval.ms needs the interval boundary",
+			src:  base + off + "strait.exactly.once = true\nA->B.transaction.boundary.interval.ms = 100\n",
+			want: `key "A->B.transaction.boundary.interval.ms" (line 8): no effect on A->B: transaction.boundary is poll, so each transaction collects data for offset.flush.interval.ms (1s); set A->B.transaction.boundary = interval to use this key
 `,
 		},
 		{

@@ -201,9 +201,10 @@ const (
 	keyGroupACLs        = "strait.sync.group.acls.enabled"
 	keyRenameRules      = "strait.rename.rules"
 	keyCluster          = "strait.cluster.enabled"
+	keyExactlyOnce      = "strait.exactly.once"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules, keyCluster})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules, keyCluster, keyExactlyOnce})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

@@ -230,7 +230,11 @@ func TestFlowResolution(t *testing.T) {
 					RebalanceTimeout:                  time.Minute,
 					FastPath:                          true,
 					IndexMaxSegments:                  10000,
+					ExactlyOnceSourceSupport:          "disabled",
 					ExactlyOnceSupport:                "requested",
+					TransactionBoundary:               "poll",
+					TransactionInterval:               time.Second,
+					TransactionTimeout:                StraitTransactionTimeout,
 					OffsetStorageTopic:                "mm2-offsets.A.internal",
 				}
 				got := *f
@@ -358,7 +362,7 @@ func TestFlowResolution(t *testing.T) {
 		},
 		{
 			name: "required without isolation.level warns for MM2's sake",
-			src:  base + "A->B.exactly.once.support = required\n",
+			src:  base + "A->B.exactly.once.support = required\nstrait.exactly.once = true\n",
 			check: func(t *testing.T, c *Config) {
 				if f := flowOf(t, c, "A->B"); f.ExactlyOnceSupport != "required" {
 					t.Errorf("support = %q", f.ExactlyOnceSupport)

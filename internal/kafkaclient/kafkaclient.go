@@ -73,7 +73,7 @@ type Mapped struct {
 // that cannot be honoured safely (a bad number, an unsupported security
 // protocol); keys without an equivalent only produce warnings.
 func Map(role Role, c config.Client) (Mapped, error) {
-	m, problems := mapClient(role, c)
+	m, problems := mapClient(role, c, false)
 	errs := make([]error, len(problems))
 	for i, p := range problems {
 		errs[i] = p
@@ -84,9 +84,11 @@ func Map(role Role, c config.Client) (Mapped, error) {
 // Problem is a client setting that cannot be honoured (config.Problem).
 type Problem = config.Problem
 
-// mapClient is Map with each problem kept apart.
-func mapClient(role Role, c config.Client) (Mapped, []Problem) {
-	x := &mapper{m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true}}}
+// mapClient is Map with each problem kept apart. transactional is true for
+// the producer of an exactly-once flow's data (config.Flow.ExactlyOnce),
+// whose transaction.timeout.ms the config reads as Flow.TransactionTimeout.
+func mapClient(role Role, c config.Client, transactional bool) (Mapped, []Problem) {
+	x := &mapper{transactional: transactional, m: Mapped{Settings: Settings{AutoOffsetReset: "earliest", ReadCommitted: true, Acks: "all", Idempotent: true}}}
 	for _, p := range c.Props {
 		v := strings.TrimSpace(p.Value.Reveal())
 		if x.common(p, v) {
@@ -136,6 +138,8 @@ func mapClient(role Role, c config.Client) (Mapped, []Problem) {
 type mapper struct {
 	m    Mapped
 	errs []Problem
+	// transactional: the producer writes an exactly-once flow's data.
+	transactional bool
 	// max.in.flight.requests.per.connection, applied once idempotence is
 	// known: franz-go's idempotent producer manages it itself.
 	inflight     int
@@ -351,8 +355,14 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 		}
 	case "max.block.ms", "partitioner.class", "partitioner.ignore.keys", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms":
 		x.warn(p, "%s does not apply: Strait writes each record to the same partition number as its source", p.Key)
-	case "transactional.id", "transaction.timeout.ms":
-		x.warn(p, "%s is managed by Strait's exactly-once mode and is ignored here", p.Key)
+	case "transactional.id":
+		x.warn(p, "transactional.id is ignored: Strait names its transactional ids itself (the progress group and the node), so that restarts fence their predecessors")
+	case "transaction.timeout.ms":
+		// The config reads and checks it (config.Flow.TransactionTimeout)
+		// for the producer of an exactly-once flow's data.
+		if !x.transactional {
+			x.warn(p, "transaction.timeout.ms applies only in exactly-once mode, to the producer of an exactly-once flow's data; it is ignored here")
+		}
 	default:
 		x.warn(p, "%s is not a Java producer setting Strait knows; it is ignored", p.Key)
 	}

@@ -44,6 +44,8 @@ func TestMap(t *testing.T) {
 			want: func(s Settings) bool { return !s.Idempotent && s.Acks == "all" }, warnWith: "retries may duplicate records"},
 		{name: "in-flight with idempotence is left to franz-go", role: Producer, props: []string{"max.in.flight.requests.per.connection", "5"}, warnWith: "managed by franz-go"},
 		{name: "too many in flight for idempotence", role: Producer, props: []string{"max.in.flight.requests.per.connection", "6"}, errWith: "at most 5"},
+		{name: "Strait names transactional ids", role: Producer, props: []string{"transactional.id", "t"}, warnWith: "transactional.id is ignored: Strait names its transactional ids itself (the progress group and the node), so that restarts fence their predecessors"},
+		{name: "transaction.timeout.ms outside exactly-once mode", role: Producer, props: []string{"transaction.timeout.ms", "30000"}, warnWith: "transaction.timeout.ms applies only in exactly-once mode"},
 		{name: "batch.size has no equivalent", role: Producer, props: []string{"batch.size", "16384"}, warnWith: "batch.size has no franz-go equivalent"},
 		{name: "unknown producer key", role: Producer, props: []string{"foo.bar", "1"}, warnWith: "foo.bar is not a Java producer setting"},
 		{name: "bad compression", role: Producer, props: []string{"compression.type", "brotli"}, errWith: `compression.type must be one of none, gzip, snappy, lz4, zstd; got "brotli"`},

@@ -80,9 +80,9 @@ func NewPlan(cfg *config.Config) (*Plan, error) {
 	for _, f := range cfg.Flows {
 		fp := &FlowPlan{Flow: f, Replicates: f.Enabled}
 		fp.Heartbeats = f.EmitHeartbeatsEnabled && len(seeds(f.TargetProducer)) > 0
-		client := func(use string, role Role, c config.Client) *Client {
+		client := func(use string, role Role, c config.Client, transactional bool) *Client {
 			use += " of " + f.Name()
-			m, probs := mapClient(role, c)
+			m, probs := mapClient(role, c, transactional)
 			for _, pr := range probs {
 				problems.add(pr.Origin, pr.Message, use)
 			}
@@ -92,18 +92,20 @@ func NewPlan(cfg *config.Config) (*Plan, error) {
 			return &Client{Use: use, Role: role, Config: c, Mapped: m}
 		}
 		if fp.Replicates {
-			fp.SourceConsumer = client("source consumer", Consumer, f.SourceConsumer)
-			fp.SourceAdmin = client("source admin", Admin, f.SourceAdmin)
+			fp.SourceConsumer = client("source consumer", Consumer, f.SourceConsumer, false)
+			fp.SourceAdmin = client("source admin", Admin, f.SourceAdmin, false)
 			if f.EmitOffsetSyncsEnabled && f.OffsetSyncsTopicLocation != "target" {
-				fp.SourceProducer = client("source producer", Producer, f.SourceProducer)
+				fp.SourceProducer = client("source producer", Producer, f.SourceProducer, false)
 			}
 		}
 		if fp.Replicates || fp.Heartbeats {
-			fp.TargetProducer = client("target producer", Producer, f.TargetProducer)
+			// Only the data producer of an exactly-once flow writes
+			// transactions.
+			fp.TargetProducer = client("target producer", Producer, f.TargetProducer, fp.Replicates && f.ExactlyOnce)
 		}
 		if fp.Replicates {
-			fp.TargetAdmin = client("target admin", Admin, f.TargetAdmin)
-			fp.TargetConsumer = client("target consumer", Consumer, f.TargetConsumer)
+			fp.TargetAdmin = client("target admin", Admin, f.TargetAdmin, false)
+			fp.TargetConsumer = client("target consumer", Consumer, f.TargetConsumer, false)
 		}
 		p.Flows = append(p.Flows, fp)
 	}

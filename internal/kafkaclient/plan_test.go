@@ -2,8 +2,10 @@ package kafkaclient
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"strait/internal/config"
 )
@@ -94,5 +96,29 @@ func TestPlanReportsEachProblemOnce(t *testing.T) {
 	const wantWarning = `key "A.producer.batch.size" (line 7): batch.size has no franz-go equivalent: franz-go fills each partition batch up to max.request.size while a request is in flight; tune linger.ms instead (source producer of A->B, target producer of B->A)`
 	if got := plan.Warnings[0].String(); got != wantWarning {
 		t.Errorf("warning:\n%s\nwant:\n%s", got, wantWarning)
+	}
+}
+
+// TestPlanTransactionTimeout: transaction.timeout.ms is the config's
+// (config.Flow.TransactionTimeout) for the data producer of an exactly-once
+// flow, and a warning names every other client it reaches.
+func TestPlanTransactionTimeout(t *testing.T) {
+	cfg := parse(t, "clusters = A, B, C\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nC.bootstrap.servers = c:9092\n"+
+		"A->B.enabled = true\nC->B.enabled = true\nemit.heartbeats.enabled = false\nA->B.strait.exactly.once = true\n"+
+		"B.producer.transaction.timeout.ms = 30000\n")
+	plan, err := NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := plan.Flow("A", "B").Flow; !f.ExactlyOnce || f.TransactionTimeout != 30*time.Second {
+		t.Errorf("A->B exactly once %v, timeout %v", f.ExactlyOnce, f.TransactionTimeout)
+	}
+	var got []string
+	for _, w := range plan.Warnings {
+		got = append(got, w.String())
+	}
+	want := []string{`key "B.producer.transaction.timeout.ms" (line 9): transaction.timeout.ms applies only in exactly-once mode, to the producer of an exactly-once flow's data; it is ignored here (target producer of C->B)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
