@@ -176,13 +176,18 @@ func ValidCRC(b []byte, h Header) bool {
 // Rewrite prepares a batch, in place, to be produced by another producer:
 // base offset 0, no leader epoch, the given producer id, epoch and base
 // sequence (-1, -1, -1 for a non-idempotent producer), the transactional
-// bit cleared (the replica is not part of the source's transaction), and a
-// new CRC. Records, their offset deltas, timestamps and the compressed
-// payload are untouched.
-func Rewrite(b []byte, h Header, producerID int64, epoch int16, baseSequence int32) {
+// bit set only when the producer writes it inside its own transaction (the
+// replica is never part of the source's transaction), and a new CRC.
+// Records, their offset deltas, timestamps and the compressed payload are
+// untouched.
+func Rewrite(b []byte, h Header, producerID int64, epoch int16, baseSequence int32, transactional bool) {
+	attrs := h.Attributes &^ attrTransactional
+	if transactional {
+		attrs |= attrTransactional
+	}
 	binary.BigEndian.PutUint64(b[offBaseOffset:], 0)
 	binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(0xFFFFFFFF))
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes&^attrTransactional))
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(attrs))
 	binary.BigEndian.PutUint64(b[offProducerID:], uint64(producerID))
 	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(epoch))
 	binary.BigEndian.PutUint32(b[offBaseSequence:], uint32(baseSequence))

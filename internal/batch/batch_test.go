@@ -47,7 +47,7 @@ func TestParseAndRewrite(t *testing.T) {
 	if !ValidCRC(b, h) {
 		t.Fatal("crc")
 	}
-	Rewrite(b, h, 77, 1, 5)
+	Rewrite(b, h, 77, 1, 5, false)
 	r, err := Parse(b)
 	if err != nil {
 		t.Fatal(err)

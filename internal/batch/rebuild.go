@@ -152,23 +152,30 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 	nh.LastOffsetDelta = int32(len(recs) - 1)
 	nh.NumRecords = int32(len(recs))
 	nh.FirstTimestamp, nh.MaxTimestamp = first, maxTS
-	nh.Length = int32(HeaderSize + len(out) - 12)
 
-	nb := make([]byte, HeaderSize, HeaderSize+len(out))
-	binary.BigEndian.PutUint64(nb[offBaseOffset:], uint64(nh.BaseOffset))
-	binary.BigEndian.PutUint32(nb[offLength:], uint32(nh.Length))
-	binary.BigEndian.PutUint32(nb[offLeaderEpoch:], uint32(nh.PartitionLeaderEpoch))
-	nb[offMagic] = 2
-	binary.BigEndian.PutUint16(nb[offAttributes:], uint16(nh.Attributes))
-	binary.BigEndian.PutUint32(nb[offLastOffsetDelta:], uint32(nh.LastOffsetDelta))
-	binary.BigEndian.PutUint64(nb[offFirstTimestamp:], uint64(nh.FirstTimestamp))
-	binary.BigEndian.PutUint64(nb[offMaxTimestamp:], uint64(nh.MaxTimestamp))
-	binary.BigEndian.PutUint64(nb[offProducerID:], uint64(nh.ProducerID))
-	binary.BigEndian.PutUint16(nb[offProducerEpoch:], uint16(nh.ProducerEpoch))
-	binary.BigEndian.PutUint32(nb[offBaseSequence:], uint32(nh.BaseSequence))
-	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(nh.NumRecords))
-	nb = append(nb, out...)
-	nh.CRC = crc32.Checksum(nb[offAttributes:], castagnoli)
-	binary.BigEndian.PutUint32(nb[offCRC:], nh.CRC)
+	nb := assemble(&nh, out)
 	return Rebuilt{Data: nb, Header: nh, Runs: runs}, nil
+}
+
+// assemble writes a batch of header h and the records section recs (in
+// h's codec), computing h's length and CRC.
+func assemble(h *Header, recs []byte) []byte {
+	h.Length = int32(HeaderSize + len(recs) - 12)
+	nb := make([]byte, HeaderSize, HeaderSize+len(recs))
+	binary.BigEndian.PutUint64(nb[offBaseOffset:], uint64(h.BaseOffset))
+	binary.BigEndian.PutUint32(nb[offLength:], uint32(h.Length))
+	binary.BigEndian.PutUint32(nb[offLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	nb[offMagic] = 2
+	binary.BigEndian.PutUint16(nb[offAttributes:], uint16(h.Attributes))
+	binary.BigEndian.PutUint32(nb[offLastOffsetDelta:], uint32(h.LastOffsetDelta))
+	binary.BigEndian.PutUint64(nb[offFirstTimestamp:], uint64(h.FirstTimestamp))
+	binary.BigEndian.PutUint64(nb[offMaxTimestamp:], uint64(h.MaxTimestamp))
+	binary.BigEndian.PutUint64(nb[offProducerID:], uint64(h.ProducerID))
+	binary.BigEndian.PutUint16(nb[offProducerEpoch:], uint16(h.ProducerEpoch))
+	binary.BigEndian.PutUint32(nb[offBaseSequence:], uint32(h.BaseSequence))
+	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(h.NumRecords))
+	nb = append(nb, recs...)
+	h.CRC = crc32.Checksum(nb[offAttributes:], castagnoli)
+	binary.BigEndian.PutUint32(nb[offCRC:], h.CRC)
+	return nb
 }

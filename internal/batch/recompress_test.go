@@ -412,7 +412,7 @@ func TestRecompressErrors(t *testing.T) {
 
 	// A stale header, as after Rewrite without parsing again.
 	rewritten := bytes.Clone(src[Lz4])
-	Rewrite(rewritten, h, 77, 0, 0)
+	Rewrite(rewritten, h, 77, 0, 0, false)
 	if _, _, err := r.Recompress(nil, rewritten, h, None); err == nil {
 		t.Fatal("stale header: no error")
 	}

@@ -74,6 +74,19 @@ func New(cfg *config.Config, opts Options) *Daemon {
 // progress of the flow from source.
 func ProgressGroup(source string) string { return "strait-" + source }
 
+// TransactionalID is the transactional id of a flow's producer in
+// exactly-once mode: its progress group and "0" for a node that runs the
+// flow alone, so that a restart fences its predecessor (and aborts its open
+// transaction) at once; and the node's name (nodeID) when several nodes
+// share the flow, where the group generation fences a node that lost its
+// share (KIP-447) and each node needs its own id.
+func TransactionalID(group string, shared bool) string {
+	if shared {
+		return group + "-" + nodeID()
+	}
+	return group + "-0"
+}
+
 // isProgressGroup reports whether group is one of Strait's progress groups
 // for the configured clusters; those are never checkpointed.
 func (d *Daemon) isProgressGroup(group string) bool {
@@ -462,7 +475,11 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return err
 	}
-	dst, err := b.build(b.p.TargetProducer, "replication-producer", mirror.TargetOpts(prodMap.Settings.BufferBytes)...)
+	targetOpts := mirror.TargetOpts(prodMap.Settings.BufferBytes)
+	if fc.ExactlyOnce {
+		targetOpts = append(targetOpts, mirror.TransactionOpts()...)
+	}
+	dst, err := b.build(b.p.TargetProducer, "replication-producer", targetOpts...)
 	if err != nil {
 		return err
 	}
@@ -544,6 +561,11 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		IndexMaxSegments:       fc.IndexMaxSegments,
 		Latency:                d.latency(name),
 		Provenance:             prov,
+	}
+	if fc.ExactlyOnce {
+		f.mirrorCfg.Transactions = &mirror.Transactions{
+			ID: TransactionalID(group, fc.ClusterEnabled), Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout,
+		}
 	}
 	if !fc.ClusterEnabled {
 		f.mirror = mirror.New(f.mirrorCfg, f.mirrorClients, d.log)

@@ -44,7 +44,7 @@ func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) 
 	if len(updates) == 0 {
 		return nil
 	}
-	recs, err := records(topic, updates)
+	recs, err := Records(topic, updates)
 	if err != nil {
 		return err
 	}
@@ -54,8 +54,8 @@ func Write(ctx context.Context, cl *kgo.Client, topic string, updates []Update) 
 	return nil
 }
 
-// records encodes updates as index records, in order.
-func records(topic string, updates []Update) ([]*kgo.Record, error) {
+// Records encodes updates as index records of topic, in order.
+func Records(topic string, updates []Update) ([]*kgo.Record, error) {
 	recs := make([]*kgo.Record, 0, len(updates))
 	for _, u := range updates {
 		c := u.Change.Segment

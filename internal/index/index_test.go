@@ -340,7 +340,7 @@ func TestBoundedRoundTrip(t *testing.T) {
 			for _, c := range p.Drain() {
 				ups = append(ups, Update{TP: tp, TopicID: idNew, Change: c})
 			}
-			recs, err := records("strait-index.A.internal", ups)
+			recs, err := Records("strait-index.A.internal", ups)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +355,7 @@ func TestBoundedRoundTrip(t *testing.T) {
 	for _, c := range p.Drain() {
 		ups = append(ups, Update{TP: tp, TopicID: idNew, Change: c})
 	}
-	recs, _ := records("strait-index.A.internal", ups)
+	recs, _ := Records("strait-index.A.internal", ups)
 	for _, r := range recs {
 		st.add(r.Key, r.Value)
 	}

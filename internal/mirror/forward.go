@@ -74,6 +74,11 @@ type forwardConfig struct {
 	PartitionFetchSize int32 // max.partition.fetch.bytes
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
+	// Txn turns on exactly-once mode (forward_txn.go); nil copies at least
+	// once. IndexTopic is the offset index topic, which joins every
+	// transaction.
+	Txn        *Transactions
+	IndexTopic string
 }
 
 // fastPart is the forwarder's state of one partition.
@@ -170,6 +175,8 @@ type forwardDeps struct {
 	Errors       *errorCounts // nil counts nothing
 	Provenance   Provenance
 	Share        Share
+	// CommitTxn ends a transaction in exactly-once mode.
+	CommitTxn commitTxn
 }
 
 type forwarder struct {
@@ -209,6 +216,10 @@ type forwarder struct {
 	used         map[int32]int64 // queued bytes by target broker, as of sharesAt
 	sharesAt     time.Time
 	reserved     map[int32]int64 // by target broker: what fetches in flight may add
+	// txn is the open transaction in exactly-once mode, nil otherwise;
+	// failed ends the attempt (abortAttempt).
+	txn    *txnState
+	failed error
 }
 
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
@@ -221,7 +232,7 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 	if cfg.MaxBuffered <= 0 {
 		cfg.MaxBuffered = 32 << 20
 	}
-	return &forwarder{
+	f := &forwarder{
 		cfg: cfg, deps: deps, src: deps.Source, dst: deps.Target, log: deps.Log,
 		inbox:     make(chan []*fastPart, 16),
 		events:    make(chan any, 64),
@@ -235,6 +246,10 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		epoch:     -1,
 		pidWanted: cfg.Idempotent,
 	}
+	if cfg.Txn != nil {
+		f.txn = newTxnState(*cfg.Txn, cfg.IndexTopic)
+	}
+	return f
 }
 
 // add hands partitions to the fast path; they start fetching at fp.next.
@@ -247,16 +262,18 @@ func (f *forwarder) add(ctx context.Context, parts []*fastPart) {
 
 // run forwards until ctx is done, then stops fetching and waits for the
 // produce requests in flight (bounded by produceCtx, which the mirror
-// cancels at the shutdown deadline).
-func (f *forwarder) run(ctx, produceCtx context.Context) {
+// cancels at the shutdown deadline); in exactly-once mode it then commits
+// the last transaction. It returns an error only when exactly-once mode
+// aborted the attempt (abortAttempt).
+func (f *forwarder) run(ctx, produceCtx context.Context) error {
 	f.lanes = newLanes(f.dst, f.log)
 	defer f.lanes.close()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	done := ctx.Done()
 	for {
-		if done == nil && f.running == 0 {
-			return
+		if f.stopFetching && f.running == 0 && (f.txn == nil || f.txn.finished || f.failed != nil) {
+			return f.failed
 		}
 		f.dispatch(ctx, produceCtx)
 		select {
@@ -292,9 +309,14 @@ func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
 	if !f.stopFetching {
 		f.startFetches(ctx, now)
 	}
+	if f.txn != nil {
+		f.stepTxn(produceCtx, now)
+	}
 	// Without the lease (Share.Lease) nothing is sent: the node may have
-	// been fenced out of the flow's group while it stood still.
-	if !f.stopFetching && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.leased() {
+	// been fenced out of the flow's group while it stood still. A stopping
+	// transaction still sends again what it sent before, so it can commit.
+	sending := !f.stopFetching || f.txn != nil && f.failed == nil && !f.txn.finished
+	if sending && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.leased() {
 		f.startProduces(produceCtx, now)
 	}
 }
@@ -359,28 +381,49 @@ func loadMeta(ctx context.Context, cl *kgo.Client, topics []string, source bool)
 func (f *forwarder) initProducerID(ctx context.Context) {
 	f.pidInflight = true
 	f.spawn(func() any {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		req := kmsg.NewPtrInitProducerIDRequest()
-		req.TransactionTimeoutMillis = -1
-		req.ProducerID, req.ProducerEpoch = -1, -1
-		resp, err := f.dst.Request(ctx, req)
-		if err != nil {
-			return pidDone{err: err}
-		}
-		r := resp.(*kmsg.InitProducerIDResponse)
-		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
-			return pidDone{err: err}
-		}
-		if reg := f.deps.Provenance.Register; reg != nil {
-			// Before any batch carries the id: the reverse flow of an
-			// active-active pair must know it when it reads the batch.
-			if err := reg(ctx, r.ProducerID); err != nil {
-				return pidDone{err: err}
-			}
-		}
-		return pidDone{pid: r.ProducerID, epoch: r.ProducerEpoch}
+		pid, epoch, err := newProducerID(ctx, f.dst, f.cfg.Txn, f.deps.Provenance.Register)
+		return pidDone{pid: pid, epoch: epoch, err: err}
 	})
+}
+
+// newProducerID asks the target for a producer id, within 30 s: for the
+// transactional id in exactly-once mode (txn), which fences every earlier
+// producer with that id and aborts its open transaction. In an
+// active-active pair it registers the id (register) before any batch
+// carries it: the reverse flow must know it when it reads the batch.
+func newProducerID(ctx context.Context, cl *kgo.Client, txn *Transactions, register func(context.Context, int64) error) (int64, int16, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionTimeoutMillis = -1
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	if txn != nil {
+		req.TransactionalID = &txn.ID
+		req.TransactionTimeoutMillis = int32(txn.Timeout.Milliseconds())
+	}
+	resp, err := cl.Request(ctx, req)
+	if err != nil {
+		return -1, -1, err
+	}
+	r := resp.(*kmsg.InitProducerIDResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return -1, -1, err
+	}
+	if register != nil {
+		if err := register(ctx, r.ProducerID); err != nil {
+			return -1, -1, err
+		}
+	}
+	return r.ProducerID, r.ProducerEpoch, nil
+}
+
+// usePID gives the forwarder the producer id it writes with before it
+// runs: exactly-once mode gets its own before it reads what is committed.
+func (f *forwarder) usePID(pid int64, epoch int16) {
+	f.pid, f.epoch, f.pidWanted = pid, epoch, false
+	if f.txn != nil {
+		f.txn.begin(time.Now())
+	}
 }
 
 type pidDone struct {
@@ -683,7 +726,7 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 			return
 		}
 		f.pidBackoff = 0
-		f.pid, f.epoch, f.pidWanted = ev.pid, ev.epoch, false
+		f.usePID(ev.pid, ev.epoch)
 		for _, fp := range f.parts {
 			fp.seq = 0
 			for i := range fp.queue {
@@ -699,6 +742,8 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 	case truncDone:
 		ev.fp.resolving = false
 		f.fail(ev.fp, truncationError(ev.fp.p, ev.next, ev.logStart, ev.listErr, ev.cause))
+	case addDone, commitDone:
+		f.handleTxn(ev)
 	}
 }
 
@@ -908,6 +953,11 @@ func (f *forwarder) dropQueue(fp *fastPart) {
 // flight (finishLeaving).
 func (f *forwarder) leave(fp *fastPart, reason string) {
 	if fp.leaving != "" || fp.gone {
+		return
+	}
+	if f.txn != nil {
+		f.fail(fp, fmt.Errorf("%s[%d] cannot stay on the fast path (%s), and exactly-once mode copies only there: the record path has no transactions; Strait stopped the partition rather than copy it at least once (turn exactly-once mode off for this flow to copy it)",
+			fp.p.topic.Source, fp.p.num, reason))
 		return
 	}
 	fp.leaving = reason

@@ -13,6 +13,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -88,6 +89,9 @@ type Config struct {
 	// Share is this node's part of the flow when several nodes share it
 	// (package coord); the zero value copies every partition alone.
 	Share Share
+	// Transactions turns on exactly-once mode (txn.go); nil copies at
+	// least once.
+	Transactions *Transactions
 }
 
 // Share is the part of a flow one node copies while it shares the flow
@@ -194,7 +198,7 @@ type Mirror struct {
 	dstAdm *kadm.Client
 	log    *slog.Logger
 
-	fwd       *forwarder   // the fast path; nil when off
+	fwd       *forwarder   // the fast path of the attempt running; nil when off
 	recordPID atomic.Int64 // the record path's registered producer id (Provenance)
 	// Renewed record-path producer ids waiting for registerRenewed.
 	renewMu   sync.Mutex
@@ -216,7 +220,10 @@ type Mirror struct {
 
 	mu      sync.RWMutex
 	topics  map[string]*topicState // by source topic name
-	started bool                   // the first topic set was applied
+	started bool                   // the attempt's first topic set was applied
+	// initial is how many partitions each source topic had when the flow
+	// began (auto.offset.reset applies to those), kept across attempts.
+	initial map[string]int32
 	// stored is the progress to resume from, by remote topic: loaded at
 	// start, and the last position of topics deleted on the source, so a
 	// topic that comes back as a new incarnation is recognised.
@@ -226,6 +233,8 @@ type Mirror struct {
 	totals     totals
 	badRecords atomic.Int64 // undecodable records skipped in internal topics
 	errors     errorCounts  // Kafka errors met, by side and class (Status)
+	// Exactly-once mode: transactions committed, and attempts aborted.
+	txnCommits, txnAborts atomic.Int64
 }
 
 // New returns a Mirror; it starts nothing.
@@ -254,26 +263,33 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		throttle:  newThrottle(cfg.ThrottleBytesPerSecond),
 		shares:    newRecordShares(cfg.MaxBuffered),
 	}
-	if cfg.FastPath {
-		codec := batch.Codec(-1)
-		if cfg.Compression != "" {
-			codec = batch.CodecNamed(cfg.Compression)
-		}
-		m.fwd = newForwarder(forwardConfig{
-			Codec:              codec,
-			ReadCommitted:      cfg.ReadCommitted,
-			Idempotent:         cfg.Idempotent,
-			Acks:               cfg.Acks,
-			PartitionFetchSize: cfg.PartitionFetchSize,
-			FetchMaxBytes:      cfg.FetchMaxBytes,
-			MaxBuffered:        cfg.MaxBuffered,
-		}, forwardDeps{
-			Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
-			ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
-			Provenance: cfg.Provenance, Share: cfg.Share,
-		})
-	}
 	return m
+}
+
+// newForwarder makes the fast path of one attempt, nil when it is off.
+func (m *Mirror) newForwarder() *forwarder {
+	if !m.cfg.FastPath {
+		return nil
+	}
+	codec := batch.Codec(-1)
+	if m.cfg.Compression != "" {
+		codec = batch.CodecNamed(m.cfg.Compression)
+	}
+	return newForwarder(forwardConfig{
+		Codec:              codec,
+		ReadCommitted:      m.cfg.ReadCommitted,
+		Idempotent:         m.cfg.Idempotent,
+		Acks:               m.cfg.Acks,
+		PartitionFetchSize: m.cfg.PartitionFetchSize,
+		FetchMaxBytes:      m.cfg.FetchMaxBytes,
+		MaxBuffered:        m.cfg.MaxBuffered,
+		Txn:                m.cfg.Transactions,
+		IndexTopic:         m.cfg.IndexTopic,
+	}, forwardDeps{
+		Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
+		ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
+		Provenance: m.cfg.Provenance, Share: m.cfg.Share, CommitTxn: m.commitTxn,
+	})
 }
 
 // recordFetchBytes caps a record-path fetch (compressed bytes).
@@ -362,7 +378,65 @@ func (m *Mirror) Adopt() {
 // Run replicates until ctx is done, then stops fetching, waits for in-flight
 // records (up to ShutdownTimeout), commits final progress and returns. It
 // returns an error only when the flow as a whole cannot run.
+//
+// In exactly-once mode an attempt that had to abort its transaction
+// (txn.go) is followed by another, which starts again from the progress,
+// offset index and takeover state the committed transactions stored: the
+// same road as a restart after a crash.
 func (m *Mirror) Run(ctx context.Context) error {
+	backoff := attemptBackoffMin
+	for {
+		commits := m.txnCommits.Load()
+		err := m.attempt(ctx)
+		var aborted *abortedError
+		if !errors.As(err, &aborted) || ctx.Err() != nil {
+			return err
+		}
+		m.txnAborts.Add(1)
+		if m.txnCommits.Load() > commits {
+			backoff = attemptBackoffMin // it made progress: not a loop of failures
+		}
+		m.log.Warn("exactly-once mode: aborted the transaction; starting again from the last committed one", "err", aborted.err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, attemptBackoffMax)
+		m.resetAttempt()
+	}
+}
+
+// The wait before another attempt after an aborted transaction, doubling
+// while attempts commit nothing.
+const (
+	attemptBackoffMin = 500 * time.Millisecond
+	attemptBackoffMax = 30 * time.Second
+)
+
+// abortedError is the end of an attempt whose transaction was aborted.
+type abortedError struct{ err error }
+
+func (e *abortedError) Error() string {
+	return "exactly-once mode aborted the transaction: " + e.err.Error()
+}
+
+func (e *abortedError) Unwrap() error { return e.err }
+
+// attempt is one run of the data plane, from the progress and offset index
+// stored on the target.
+func (m *Mirror) attempt(ctx context.Context) error {
+	var pid int64
+	var epoch int16
+	if m.cfg.Transactions != nil {
+		// First fence: the progress and index that an earlier attempt (or
+		// process) of this node left in an open transaction are read only
+		// once that transaction is aborted.
+		pid, epoch = m.transactionalProducer(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
 	stored, err := m.loadProgress(ctx)
 	if ctx.Err() != nil {
 		return nil // stopped while starting: nothing to flush
@@ -392,6 +466,10 @@ func (m *Mirror) Run(ctx context.Context) error {
 	m.stored = stored
 	m.mm2 = mm2
 	m.index = idx
+	m.fwd = m.newForwarder()
+	if m.cfg.Transactions != nil {
+		m.fwd.usePID(pid, epoch)
+	}
 	m.mu.Unlock()
 
 	// Records carry a context that outlives ctx: a graceful stop flushes
@@ -406,6 +484,9 @@ func (m *Mirror) Run(ctx context.Context) error {
 		deadline.Stop()
 	}()
 
+	if m.cfg.Transactions != nil {
+		return m.attemptTransactional(ctx, produceCtx)
+	}
 	m.registerRecordProducer(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { m.poll(ctx) })
@@ -418,7 +499,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if m.fwd != nil {
 		// The forwarder stops fetching with ctx and returns once its
 		// produce requests in flight are answered.
-		wg.Go(func() { m.fwd.run(ctx, produceCtx) })
+		wg.Go(func() { _ = m.fwd.run(ctx, produceCtx) })
 	}
 	wg.Wait()
 	m.releaseSource()
@@ -438,6 +519,83 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return fmt.Errorf("flow %s: committing final progress: %w", m.cfg.Flow, err)
 	}
 	return nil
+}
+
+// attemptTransactional runs the data plane in exactly-once mode: only the
+// fast path, which commits its own transactions (the last one when ctx
+// ends). When it aborts, the attempt's other goroutines stop too.
+func (m *Mirror) attemptTransactional(ctx, produceCtx context.Context) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { m.applyUpdates(actx, produceCtx) })
+	wg.Go(func() { m.refreshEnds(actx) })
+	err := m.fwd.run(actx, produceCtx)
+	cancel()
+	wg.Wait()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("flow %s: the last transaction was not committed; its records are copied again on restart: %w", m.cfg.Flow, err)
+	}
+	return &abortedError{err: fmt.Errorf("flow %s: %w", m.cfg.Flow, err)}
+}
+
+// transactionalProducer gets the producer id of exactly-once mode, trying
+// again (with a capped backoff) until it succeeds or ctx ends.
+func (m *Mirror) transactionalProducer(ctx context.Context) (int64, int16) {
+	backoff := pidBackoffMin
+	for {
+		pid, epoch, err := newProducerID(ctx, m.dst, m.cfg.Transactions, m.cfg.Provenance.Register)
+		if err == nil || ctx.Err() != nil {
+			return pid, epoch
+		}
+		level := slog.LevelWarn
+		if errors.Is(err, kerr.ConcurrentTransactions) {
+			level = slog.LevelDebug // the coordinator still aborts the transaction fenced
+		}
+		m.log.Log(ctx, level, "exactly-once mode: getting the transactional producer id failed; retrying", "transactional_id", m.cfg.Transactions.ID, "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return -1, -1
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, pidBackoffMax)
+	}
+}
+
+// resetAttempt prepares the next attempt: every partition starts anew from
+// what the next attempt reads from the target, the topics the control plane
+// handed over are applied again, and auto.offset.reset applies to the same
+// partitions as at the flow's start.
+func (m *Mirror) resetAttempt() {
+	m.mu.Lock()
+	topics := make([]Topic, 0, len(m.topics))
+	for _, ts := range m.topics {
+		t := ts.Topic
+		t.Partitions = int32(len(ts.parts))
+		topics = append(topics, t)
+	}
+	m.topics = make(map[string]*topicState)
+	m.started = false
+	m.remoteIDs = nil
+	m.mu.Unlock()
+
+	m.pendingMu.Lock()
+	if m.pendingAdd == nil {
+		m.pendingAdd, m.pendingGone = map[string]Topic{}, map[string]bool{}
+	}
+	for _, t := range topics {
+		if prev, ok := m.pendingAdd[t.Source]; !m.pendingGone[t.Source] && (!ok || t.Partitions > prev.Partitions) {
+			m.pendingAdd[t.Source] = t
+		}
+	}
+	m.pendingMu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
 }
 
 // releaseSource hands the record path's consumer back as it found it: no

@@ -101,7 +101,7 @@ func (f *forwarder) sendLimit(fp *fastPart, leader int32) int {
 // canSend reports whether fp may send its next queued batch to leader now.
 func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
 	switch {
-	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind:
+	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind || !f.txnAllows(fp, fp.queue[0]):
 		return false
 	case len(fp.sent) >= f.sendLimit(fp, leader) || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return false
@@ -162,7 +162,7 @@ func (f *forwarder) canSendNth(fp *fastPart, leader int32, now time.Time, n int)
 	if n == 0 {
 		return f.canSend(fp, leader, now)
 	}
-	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader)
+	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader) && f.txnAllows(fp, fp.queue[n])
 }
 
 // sendRequest moves the head batch of each partition in parts to its sent
@@ -171,6 +171,9 @@ func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = f.cfg.Acks
 	req.TimeoutMillis = 30_000
+	if f.txn != nil {
+		req.TransactionID = &f.txn.cfg.ID
+	}
 	topics := map[string]int{}
 	refs := make(map[tp]sentRef, len(parts))
 	for key, fp := range parts {
@@ -185,7 +188,7 @@ func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 		if !f.cfg.Idempotent {
 			pid, epoch, seq = -1, -1, -1
 		}
-		batch.Rewrite(q.data, q.h, pid, epoch, seq)
+		batch.Rewrite(q.data, q.h, pid, epoch, seq, f.txn != nil)
 		fp.sendIDs++
 		q.sendID, q.result = fp.sendIDs, sendResult{}
 		fp.sent = append(fp.sent, q)
@@ -375,6 +378,10 @@ func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
 	err := q.result.err
 	if q.result.request {
 		f.retry(fp, now)
+		return
+	}
+	if f.txn != nil && breaksTxn(err) && (!errors.Is(err, kerr.OutOfOrderSequenceNumber) || fp.oooRetried) {
+		f.abortAttempt(fmt.Errorf("writing %s[%d] offset %d to %s in a transaction: %w", fp.p.topic.Source, fp.p.num, q.h.BaseOffset, fp.p.topic.Remote, err))
 		return
 	}
 	if errors.Is(err, kerr.DuplicateSequenceNumber) {

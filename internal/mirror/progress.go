@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"strait/internal/batch"
 	"strait/internal/index"
 	"strait/internal/offsets"
 	"strait/internal/wire"
@@ -60,7 +61,10 @@ func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedO
 	deadline := time.Now().Add(time.Minute)
 	backoff := 100 * time.Millisecond
 	for {
-		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		// RequireStable: progress that an open transaction commits (a node
+		// of exactly-once mode that died or stopped mid-commit) is read
+		// only once that transaction ended, committed or aborted.
+		lctx, cancel := context.WithTimeout(kadm.RequireStable(ctx), 15*time.Second)
 		resps, err := m.dstAdm.FetchOffsets(lctx, m.cfg.Group)
 		cancel()
 		if err == nil {
@@ -112,14 +116,64 @@ func (m *Mirror) commitLoop(ctx context.Context) {
 	}
 }
 
+// pending is what a commit makes durable, drained from the partitions:
+// offset index changes, MM2 offset syncs, and the progress that moved.
+type pending struct {
+	updates []index.Update
+	syncs   []*kgo.Record
+	offs    kadm.Offsets
+	moved   []movedProgress
+}
+
+// movedProgress is a partition's progress to commit.
+type movedProgress struct {
+	p    *partition
+	next int64
+}
+
+// drain takes from every owned partition what the next commit persists.
+func (m *Mirror) drain() pending {
+	var c pending
+	c.offs = make(kadm.Offsets)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, t := range m.topics {
+		meta := progressMetadata(t.ID)
+		for _, p := range ownedParts(t.parts) {
+			next, committed, changes, due := p.drain()
+			for _, ch := range changes {
+				c.updates = append(c.updates, index.Update{TP: index.TP{Topic: t.Source, Partition: p.num}, TopicID: t.ID, Change: ch})
+			}
+			if m.cfg.SyncTopic != "" {
+				for _, s := range due {
+					c.syncs = append(c.syncs, m.syncRecord(t.Source, p.num, s))
+				}
+			}
+			if next < 0 || next == committed {
+				continue
+			}
+			c.moved = append(c.moved, movedProgress{p, next})
+			c.offs.Add(kadm.Offset{Topic: t.Remote, Partition: p.num, At: next, LeaderEpoch: -1, Metadata: meta})
+		}
+	}
+	return c
+}
+
+// writeSyncs writes MM2 offset syncs, best effort as MM2 does: Strait's
+// own index does not depend on them.
+func (m *Mirror) writeSyncs(ctx context.Context, syncs []*kgo.Record) {
+	if len(syncs) == 0 {
+		return
+	}
+	if err := m.cl.SyncWriter.ProduceSync(ctx, syncs...).FirstErr(); err != nil {
+		m.log.Warn("writing MM2 offset syncs failed; Strait's own index is unaffected", "topic", m.cfg.SyncTopic, "err", err)
+	}
+}
+
 // commit makes acknowledged progress durable, in an order that keeps every
 // stored fact true: first the offset index segments that cover it, then MM2
 // offset syncs (best effort, as in MM2), then the progress itself.
 func (m *Mirror) commit(ctx context.Context) error {
-	type moved struct {
-		p    *partition
-		next int64
-	}
 	// Index writes that failed go first, alone: progress drained now may
 	// rely on them, and while the target refuses writes, what waits stays
 	// at one update per index key.
@@ -129,52 +183,21 @@ func (m *Mirror) commit(ctx context.Context) error {
 		}
 		m.unsent = nil
 	}
-	var (
-		todo    []moved
-		updates []index.Update
-		syncs   []*kgo.Record
-	)
-	offs := make(kadm.Offsets)
-	m.mu.RLock()
-	for _, t := range m.topics {
-		meta := progressMetadata(t.ID)
-		for _, p := range ownedParts(t.parts) {
-			next, committed, changes, due := p.drain()
-			for _, c := range changes {
-				updates = append(updates, index.Update{TP: index.TP{Topic: t.Source, Partition: p.num}, TopicID: t.ID, Change: c})
-			}
-			if m.cfg.SyncTopic != "" {
-				for _, s := range due {
-					syncs = append(syncs, m.syncRecord(t.Source, p.num, s))
-				}
-			}
-			if next < 0 || next == committed {
-				continue
-			}
-			todo = append(todo, moved{p, next})
-			offs.Add(kadm.Offset{Topic: t.Remote, Partition: p.num, At: next, LeaderEpoch: -1, Metadata: meta})
-		}
-	}
-	m.mu.RUnlock()
-
-	if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, updates); err != nil {
-		m.unsent = index.Coalesce(updates)
+	c := m.drain()
+	if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, c.updates); err != nil {
+		m.unsent = index.Coalesce(c.updates)
 		return err
 	}
-	if len(syncs) > 0 {
-		if err := m.cl.SyncWriter.ProduceSync(ctx, syncs...).FirstErr(); err != nil {
-			m.log.Warn("writing MM2 offset syncs failed; Strait's own index is unaffected", "topic", m.cfg.SyncTopic, "err", err)
-		}
-	}
-	if len(todo) == 0 {
+	m.writeSyncs(ctx, c.syncs)
+	if len(c.moved) == 0 {
 		return nil
 	}
-	resps, err := m.commitOffsets(ctx, offs)
+	resps, err := m.commitOffsets(ctx, c.offs)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, mv := range todo {
+	for _, mv := range c.moved {
 		r, ok := resps.Lookup(mv.p.topic.Remote, mv.p.num)
 		switch {
 		case !ok:
@@ -186,6 +209,80 @@ func (m *Mirror) commit(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// commitTxn ends a transaction of exactly-once mode (the forwarder calls
+// it once every batch sent in it is acknowledged): the offset index
+// records of what was acknowledged are written into the transaction, the
+// progress is committed in it with the group generation, and EndTxn
+// commits data, index and progress at once. MM2 offset syncs follow, once
+// committed, outside it (as MM2 writes them only for committed records).
+// Any error leaves the transaction to be aborted: the caller ends the
+// attempt, and what drain took is read back from the target by the next.
+func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded bool, indexSeq int32) (int32, error) {
+	m.prune(ctx)
+	c := m.drain()
+	if len(c.updates) > 0 {
+		recs, err := index.Records(m.cfg.IndexTopic, c.updates)
+		if err != nil {
+			return indexSeq, err
+		}
+		kvs := make([]batch.KV, len(recs))
+		for i, r := range recs {
+			kvs[i] = batch.KV{Key: r.Key, Value: r.Value}
+		}
+		h, b, err := batch.Encode(kvs, time.Now().UnixMilli())
+		if err != nil {
+			return indexSeq, fmt.Errorf("encoding %d offset index records: %w", len(kvs), err)
+		}
+		if !indexAdded {
+			if err := p.addPartitions(ctx, map[string][]int32{m.cfg.IndexTopic: {0}}); err != nil {
+				return indexSeq, err
+			}
+			open = true
+		}
+		batch.Rewrite(b, h, p.pid, p.epoch, indexSeq, true)
+		if _, err := p.produceOne(ctx, m.cfg.IndexTopic, 0, b, -1); err != nil {
+			return indexSeq, fmt.Errorf("writing %d offset index records: %w", len(kvs), err)
+		}
+		indexSeq = nextSeq(indexSeq, h.NumRecords)
+	}
+	if len(c.moved) > 0 {
+		generation, member := int32(-1), ""
+		if gen := m.cfg.Share.Generation; gen != nil {
+			var ok bool
+			if generation, member, ok = gen(); !ok {
+				return indexSeq, errNotMember
+			}
+		}
+		if err := p.commitOffsets(ctx, m.cfg.Group, generation, member, txnOffsets(c.offs)); err != nil {
+			return indexSeq, err
+		}
+		open = true
+	}
+	if !open {
+		return indexSeq, nil // nothing was written: there is no transaction to end
+	}
+	if err := p.end(ctx, true); err != nil {
+		return indexSeq, err
+	}
+	m.txnCommits.Add(1)
+	for _, mv := range c.moved {
+		mv.p.setCommitted(mv.next)
+	}
+	m.writeSyncs(ctx, c.syncs)
+	return indexSeq, nil
+}
+
+// txnOffsets converts progress for TxnOffsetCommit.
+func txnOffsets(offs kadm.Offsets) map[string][]kmsg.TxnOffsetCommitRequestTopicPartition {
+	out := make(map[string][]kmsg.TxnOffsetCommitRequestTopicPartition, len(offs))
+	offs.Each(func(o kadm.Offset) {
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = o.Partition, o.At, o.LeaderEpoch, kmsg.StringPtr(o.Metadata)
+		out[o.Topic] = append(out[o.Topic], rp)
+	})
+	return out
 }
 
 // errNotMember is the commit error of a node that is not a member of the

@@ -32,8 +32,16 @@ func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
 
 func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, gone map[string]bool) {
 	m.mu.Lock()
-	initial := !m.started
+	first := !m.started // the attempt's first topic set
 	m.started = true
+	if m.initial == nil {
+		// The flow's very first topic set: auto.offset.reset applies to
+		// its partitions, in this attempt and the ones after it.
+		m.initial = make(map[string]int32, len(add))
+		for _, t := range add {
+			m.initial[t.Source] = t.Partitions
+		}
+	}
 	var added []*partition
 	var recreated []*partition
 	for _, t := range add {
@@ -54,7 +62,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 				idx = prev
 			}
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
-			p := newPartition(ts, n, initial, idx, m.cfg.OffsetLagMax, produceCtx)
+			p := newPartition(ts, n, n < m.initial[t.Source], idx, m.cfg.OffsetLagMax, produceCtx)
 			ts.parts = append(ts.parts, p)
 			if m.own(p) {
 				added = append(added, p)
@@ -99,7 +107,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	if len(added) == 0 {
 		return
 	}
-	if m.cfg.Share.Owns != nil && !initial {
+	if m.cfg.Share.Owns != nil && !first {
 		var err error
 		if stored, err = m.refreshShared(ctx, added, stored); err != nil {
 			m.disown(added)

@@ -62,13 +62,21 @@ type Status struct {
 	// produce) and what Strait does about it (retriable, producer_state,
 	// rejected, truncated, fatal), e.g. "produce_retriable".
 	Errors map[string]int64 `json:"errors"`
+	// ExactlyOnce is on when the flow copies inside transactions;
+	// Transactions counts those committed, and AbortedTransactions the
+	// attempts that aborted theirs and started again from the last
+	// committed one.
+	ExactlyOnce         bool  `json:"exactly_once"`
+	Transactions        int64 `json:"transactions"`
+	AbortedTransactions int64 `json:"aborted_transactions"`
 }
 
 // Status returns a snapshot. Lag is based on the end offsets seen in fetch
 // responses, so it is as fresh as the last fetch of each partition.
 func (m *Mirror) Status() Status {
 	now := time.Now()
-	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot()}
+	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot(),
+		ExactlyOnce: m.cfg.Transactions != nil, Transactions: m.txnCommits.Load(), AbortedTransactions: m.txnAborts.Load()}
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range ownedParts(t.parts) {

@@ -1,0 +1,221 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// txnState is the fast path's open transaction in exactly-once mode (see
+// txn.go). Only the forwarder's goroutine touches it; the network calls run
+// in goroutines of their own and report back as addDone and commitDone.
+type txnState struct {
+	cfg        Transactions
+	indexTopic string
+
+	// added: the remote partitions in the open transaction; a batch is
+	// sent only to one of them. The offset index partition joins with the
+	// first data partitions of each transaction.
+	added  map[tp]bool
+	adding bool // an AddPartitionsToTxn is in flight
+	// since is when the last transaction ended (or the producer id came):
+	// the next ends Interval later.
+	since time.Time
+	// ending is non-zero while the transaction ends: no new batch is sent,
+	// and it commits once every batch sent in it is acknowledged.
+	ending     time.Time
+	committing bool  // the commit goroutine runs
+	indexSeq   int32 // next sequence of the offset index partition
+	// finished: the last transaction committed after the flow began to
+	// stop; the forwarder may return.
+	finished bool
+}
+
+func newTxnState(cfg Transactions, indexTopic string) *txnState {
+	return &txnState{cfg: cfg, indexTopic: indexTopic, added: map[tp]bool{}}
+}
+
+// indexKey is the offset index partition as a member of the transaction.
+func (t *txnState) indexKey() tp { return tp{t.indexTopic, 0} }
+
+// begin starts afresh with a new producer id: nothing is in a transaction.
+func (t *txnState) begin(now time.Time) {
+	t.added, t.since, t.ending, t.indexSeq = map[tp]bool{}, now, time.Time{}, 0
+}
+
+// commitTxn is how the mirror ends a transaction (Mirror.commitTxn): it
+// writes the offset index records and progress of everything acknowledged
+// into the transaction and commits it. open says partitions were added,
+// indexAdded that the index partition is one of them; indexSeq is the index
+// partition's next sequence, and the one after the records written is
+// returned.
+type commitTxn func(ctx context.Context, p producerTxn, open, indexAdded bool, indexSeq int32) (int32, error)
+
+type addDone struct {
+	parts []tp
+	err   error
+}
+
+type commitDone struct {
+	indexSeq int32
+	err      error
+}
+
+// producer is the forwarder's transactional producer as it stands.
+func (f *forwarder) producer() producerTxn {
+	return producerTxn{cl: f.dst, id: f.txn.cfg.ID, pid: f.pid, epoch: f.epoch}
+}
+
+// stepTxn moves the transaction on: partitions with batches to send join
+// it; after Interval (or when the flow stops) it ends, and once every batch
+// sent in it is acknowledged it commits. Batches unacknowledged for half
+// the transaction timeout end the attempt instead.
+func (f *forwarder) stepTxn(ctx context.Context, now time.Time) {
+	t := f.txn
+	if f.failed != nil || t.finished {
+		return
+	}
+	if f.pid < 0 || f.pidWanted {
+		if f.stopFetching && !f.pidInflight {
+			t.finished = true // no producer id: nothing was written
+		}
+		return
+	}
+	if t.ending.IsZero() && (now.Sub(t.since) >= t.cfg.Interval || f.stopFetching) {
+		t.ending = now
+	}
+	if t.ending.IsZero() {
+		f.addToTxn(ctx, now)
+		return
+	}
+	if t.committing || t.adding {
+		return
+	}
+	if !f.settled() {
+		if wait := t.cfg.Timeout / 2; now.Sub(t.ending) > wait {
+			f.abortAttempt(fmt.Errorf("the target did not acknowledge every batch of the transaction within %v (half of transaction.timeout.ms)", wait))
+		}
+		return
+	}
+	t.committing = true
+	p, open, indexAdded, seq, timeout := f.producer(), len(t.added) > 0, t.added[t.indexKey()], t.indexSeq, t.cfg.Timeout/2
+	f.spawn(func() any {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		next, err := f.deps.CommitTxn(cctx, p, open, indexAdded, seq)
+		return commitDone{indexSeq: next, err: err}
+	})
+}
+
+// addToTxn adds to the open transaction, in one request, the remote
+// partitions that have a batch to send and are not in it yet.
+func (f *forwarder) addToTxn(ctx context.Context, now time.Time) {
+	t := f.txn
+	if t.adding {
+		return
+	}
+	var keys []tp
+	for key, fp := range f.parts {
+		remote := tp{fp.p.topic.Remote, key.partition}
+		if t.added[remote] || len(fp.queue) == 0 || fp.queue[0].skip || now.Before(fp.notBefore) ||
+			fp.gone || fp.p.failed() != nil || f.targetLeader(fp) < 0 {
+			continue
+		}
+		keys = append(keys, remote)
+	}
+	if len(keys) == 0 {
+		return
+	}
+	if !t.added[t.indexKey()] {
+		keys = append(keys, t.indexKey()) // almost every commit writes index records
+	}
+	parts := map[string][]int32{}
+	for _, k := range keys {
+		parts[k.topic] = append(parts[k.topic], k.partition)
+	}
+	t.adding = true
+	p, timeout := f.producer(), t.cfg.Timeout/2
+	f.spawn(func() any {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return addDone{parts: keys, err: p.addPartitions(cctx, parts)}
+	})
+}
+
+// settled reports whether every batch sent in the open transaction is
+// acknowledged: none in flight, and none sent before and put back after a
+// failure (it may be written; only its acknowledgement says where).
+func (f *forwarder) settled() bool {
+	for _, fp := range f.parts {
+		if len(fp.sent) > 0 {
+			return false
+		}
+		if len(fp.queue) > 0 && fp.queue[0].seq >= 0 && fp.queue[0].pid == f.pid {
+			return false
+		}
+	}
+	return true
+}
+
+// txnAllows reports whether batch q of fp may be sent now: its partition
+// is in the open transaction, and the transaction is not ending unless q
+// was sent in it before (the commit waits for its answer).
+func (f *forwarder) txnAllows(fp *fastPart, q *qbatch) bool {
+	t := f.txn
+	if t == nil {
+		return true
+	}
+	if !t.added[tp{fp.p.topic.Remote, fp.p.num}] {
+		return false
+	}
+	return t.ending.IsZero() || q.seq >= 0 && q.pid == f.pid
+}
+
+// handleTxn applies the answer of a transaction request.
+func (f *forwarder) handleTxn(ev any) {
+	t := f.txn
+	switch ev := ev.(type) {
+	case addDone:
+		t.adding = false
+		if ev.err != nil {
+			f.abortAttempt(ev.err)
+			return
+		}
+		for _, k := range ev.parts {
+			t.added[k] = true
+		}
+	case commitDone:
+		t.committing = false
+		if ev.err != nil {
+			f.abortAttempt(ev.err)
+			return
+		}
+		t.indexSeq, t.added, t.ending, t.since = ev.indexSeq, map[tp]bool{}, time.Time{}, time.Now()
+		if f.stopFetching {
+			t.finished = true
+		}
+	}
+}
+
+// abortAttempt ends the forwarder's attempt in exactly-once mode: nothing
+// more is fetched, sent or committed, and run returns err once every
+// request in flight is answered. The open transaction is aborted by the
+// coordinator when the next attempt's InitProducerID fences this producer.
+func (f *forwarder) abortAttempt(err error) {
+	if f.failed == nil {
+		f.failed = err
+	}
+	f.stopFetching = true
+}
+
+// breaksTxn reports whether a produce error in exactly-once mode leaves
+// the transaction unable to commit: the producer's state is gone or
+// fenced, or the partition is not in the transaction as the broker sees
+// it.
+func breaksTxn(err error) bool {
+	return classify(err) == errRenewProducer || errors.Is(err, kerr.InvalidTxnState) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+}
