@@ -31,10 +31,12 @@ import (
 func TestAbortedTransactionsAreCopiedAgainOnce(t *testing.T) {
 	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(4, "orders"))
 	var ends, failed atomic.Int64
+	var injecting atomic.Bool
+	injecting.Store(true)
 	b.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		b.KeepControl()
 		r := req.(*kmsg.EndTxnRequest)
-		if !r.Commit || ends.Add(1)%3 != 0 {
+		if !injecting.Load() || !r.Commit || ends.Add(1)%3 != 0 {
 			return nil, nil, false // kfake ends it
 		}
 		failed.Add(1)
@@ -69,6 +71,17 @@ func TestAbortedTransactionsAreCopiedAgainOnce(t *testing.T) {
 		return lag
 	})
 	st := flowStatus(d)
+	// The last transaction, at the stop, commits: no failure is injected
+	// once one more attempt has committed after the last injection.
+	injecting.Store(false)
+	aborts := flowStatus(d).AbortedTransactions
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		if now := flowStatus(d); now.AbortedTransactions != aborts || now.Transactions <= st.Transactions {
+			aborts, st = now.AbortedTransactions, now
+			return fmt.Errorf("waiting for a commit after the last abort")
+		}
+		return nil
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

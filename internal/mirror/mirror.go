@@ -533,6 +533,18 @@ func (m *Mirror) attemptTransactional(ctx, produceCtx context.Context) error {
 	err := m.fwd.run(actx, produceCtx)
 	cancel()
 	wg.Wait()
+	if err != nil {
+		// Abort at once rather than leave the transaction open until the
+		// coordinator times it out: until it ends, read_committed readers
+		// of its partitions wait, and so does the node that takes them
+		// over. Best effort: the next attempt's InitProducerID aborts it
+		// too, and a fenced producer cannot.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if aerr := m.fwd.producer().end(actx, false); aerr != nil {
+			m.log.Debug("exactly-once mode: aborting the transaction failed; the coordinator aborts it on its timeout", "err", aerr)
+		}
+		cancel()
+	}
 	switch {
 	case err == nil:
 		return nil
