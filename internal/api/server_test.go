@@ -73,7 +73,7 @@ func (n *fakeNode) Translate(_ context.Context, flow, group string) ([]checkpoin
 func testStatus(now time.Time) daemon.Status {
 	return daemon.Status{Flows: []daemon.FlowStatus{{
 		Name: "A->B", Source: "A", Target: "B",
-		Mirror: mirror.Status{Flow: "A->B", Records: 157, Bytes: 1570, Partitions: []mirror.PartitionStatus{
+		Mirror: mirror.Status{Flow: "A->B", Records: 157, Bytes: 1570, ExactlyOnce: true, Transactions: 12, AbortedTransactions: 1, Partitions: []mirror.PartitionStatus{
 			{Topic: "orders", Remote: "A.orders", Partition: 0, Path: "fast", State: mirror.StateFlowing, Next: 100, Position: 100, End: 105, Lag: 5, LagSeconds: 2.5, Records: 100, Bytes: 1000},
 			{Topic: "orders", Remote: "A.orders", Partition: 1, Path: "fast", State: mirror.StateCaughtUp, Next: 50, Position: 50, End: 50, Records: 50, Bytes: 500},
 			{Topic: "audit", Remote: "A.audit", Partition: 0, Path: "record", State: mirror.StateStopped, Next: 7, Position: 7, End: 10, Lag: 3, LagSeconds: -1, Records: 7, Bytes: 70,

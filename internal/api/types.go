@@ -49,6 +49,17 @@ type FlowView struct {
 	// (strait.cluster.enabled): its group membership, generation, the
 	// partitions it owns and whether it holds the control duty.
 	Share *coord.Status `json:"share,omitempty"`
+	// Transactions counts exactly-once mode's transactions; null when the
+	// flow copies at least once.
+	Transactions *TransactionsView `json:"transactions,omitempty"`
+}
+
+// TransactionsView is exactly-once mode's count of transactions committed,
+// and of attempts that aborted theirs and started again from the last
+// committed one.
+type TransactionsView struct {
+	Committed int64 `json:"committed"`
+	Aborted   int64 `json:"aborted"`
 }
 
 // BacklogView is the initial copy's progress: records copied of those the

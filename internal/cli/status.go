@@ -159,6 +159,9 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 				fmt.Fprintf(w, "  ! group: %s\n", s.Error)
 			}
 		}
+		if x := f.Transactions; x != nil {
+			fmt.Fprintf(w, "  exactly-once %d transactions committed, %d aborted and copied again\n", x.Committed, x.Aborted)
+		}
 		if f.CheckpointAge != nil {
 			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)
 		}

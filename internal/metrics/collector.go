@@ -111,6 +111,11 @@ func (r *Registry) flowSeries(e *emitter, f daemon.FlowStatus, now time.Time) {
 		e.emit("strait_errors_total", "Kafka errors met by the data plane, by kind: the side (fetch, produce) and what Strait does about it (retriable: retried; producer_state: new producer id; rejected: the record path copies it or the partition stops; truncated, fatal: the partition stops).", prometheus.CounterValue, float64(n),
 			[]string{"flow", "kind"}, f.Name, kind)
 	}
+	if f.Mirror.ExactlyOnce {
+		help := "Exactly-once mode's transactions: committed, and aborted (the attempt started again from the last committed one)."
+		e.emit("strait_transactions_total", help, prometheus.CounterValue, float64(f.Mirror.Transactions), []string{"flow", "result"}, f.Name, "committed")
+		e.emit("strait_transactions_total", help, prometheus.CounterValue, float64(f.Mirror.AbortedTransactions), []string{"flow", "result"}, f.Name, "aborted")
+	}
 	e.emit("strait_bad_internal_records_total", "Undecodable records skipped in internal topics (offset index, MM2 offsets, checkpoints).", prometheus.CounterValue, float64(f.BadInternalRecords), []string{"flow"}, f.Name)
 	if cp := f.Checkpoints; cp != nil {
 		e.emit("strait_checkpoints_emitted_total", "Checkpoint records written to the target.", prometheus.CounterValue, float64(cp.Emitted), []string{"flow"}, f.Name)

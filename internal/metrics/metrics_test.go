@@ -28,7 +28,7 @@ func sampleStatus(now time.Time) daemon.Status {
 	lat := window.Stats{Count: 10, Min: 2, Max: 9, Avg: 5, Last: 4}
 	return daemon.Status{Flows: []daemon.FlowStatus{{
 		Name: "A->B", Source: "A", Target: "B",
-		Mirror: mirror.Status{Flow: "A->B", Errors: map[string]int64{"produce_retriable": 3},
+		Mirror: mirror.Status{Flow: "A->B", Errors: map[string]int64{"produce_retriable": 3}, ExactlyOnce: true, Transactions: 41, AbortedTransactions: 2,
 			Partitions: []mirror.PartitionStatus{
 				{Topic: "orders", Remote: "A.orders", Partition: 0, Path: "fast", State: mirror.StateFlowing, Records: 100, Bytes: 1000, Lag: 5, LagSeconds: 2.5, Latency: lat, Age: lat},
 				{Topic: "orders", Remote: "A.orders", Partition: 1, Path: "fast", State: mirror.StateCaughtUp, Records: 50, Bytes: 500, Lag: 0, LagSeconds: 0, Latency: lat, Age: lat},
@@ -134,6 +134,8 @@ func TestScrape(t *testing.T) {
 		{"strait_checkpoint_age_seconds", map[string]string{"flow": "A->B"}, 3},
 		{"strait_group_offsets_synced_total", map[string]string{"flow": "A->B"}, 2},
 		{"strait_checkpoints_emitted_total", map[string]string{"flow": "A->B"}, 4},
+		{"strait_transactions_total", map[string]string{"flow": "A->B", "result": "committed"}, 41},
+		{"strait_transactions_total", map[string]string{"flow": "A->B", "result": "aborted"}, 2},
 		// MM2's series, as the JMX exporter names them.
 		{"kafka_connect_mirror_source_connector_record_count", map[string]string{"source": "A", "target": "B", "topic": "A.orders", "partition": "1"}, 50},
 		{"kafka_connect_mirror_source_connector_byte_count", map[string]string{"topic": "A.orders", "partition": "0"}, 1000},

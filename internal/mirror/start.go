@@ -135,6 +135,15 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			fast = append(fast, &fastPart{p: p, next: pos.at})
 			continue
 		}
+		if m.cfg.Transactions != nil {
+			// Only the fast path writes transactions, and it needs an
+			// exact offset: the source's log start could not be listed.
+			err := fmt.Errorf("exactly-once mode could not list where %s[%d] begins on the source, and copies only from an exact offset; restart Strait to try again", p.topic.Source, p.num)
+			if p.stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+			continue
+		}
 		if record[p.topic.Source] == nil {
 			record[p.topic.Source] = make(map[int32]kgo.Offset)
 		}
