@@ -996,6 +996,7 @@ func (f *forwarder) dropRemoved() {
 }
 
 func (f *forwarder) fail(fp *fastPart, err error) {
+	f.stoppedInTxn(fp, err)
 	fp.gone = true
 	f.dropQueue(fp)
 	if fp.p.stop(err) {

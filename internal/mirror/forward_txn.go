@@ -78,6 +78,12 @@ func (f *forwarder) stepTxn(ctx context.Context, now time.Time) {
 	if f.failed != nil || t.finished {
 		return
 	}
+	if ctx.Err() != nil {
+		// The shutdown deadline passed (ctx is the produce context): the
+		// transaction cannot commit now; its records are copied again.
+		f.abortAttempt(errors.New("the shutdown deadline passed before the last transaction could commit"))
+		return
+	}
 	if f.pid < 0 || f.pidWanted {
 		if f.stopFetching && !f.pidInflight {
 			t.finished = true // no producer id: nothing was written
@@ -150,14 +156,41 @@ func (f *forwarder) addToTxn(ctx context.Context, now time.Time) {
 // failure (it may be written; only its acknowledgement says where).
 func (f *forwarder) settled() bool {
 	for _, fp := range f.parts {
-		if len(fp.sent) > 0 {
-			return false
-		}
-		if len(fp.queue) > 0 && fp.queue[0].seq >= 0 && fp.queue[0].pid == f.pid {
+		if f.holdsUnacked(fp) {
 			return false
 		}
 	}
 	return true
+}
+
+// holdsUnacked reports whether a partition holds batches it sent under the
+// current producer id that are not acknowledged: in flight, or put back
+// after a failure (they are at the head of its queue; the failed head
+// first, so a batch further on was sent too only if the head was).
+func (f *forwarder) holdsUnacked(fp *fastPart) bool {
+	if len(fp.sent) > 0 {
+		return true
+	}
+	for _, q := range fp.queue {
+		if q.seq >= 0 && q.pid == f.pid {
+			return true
+		}
+		if !q.skip {
+			return false
+		}
+	}
+	return false
+}
+
+// stoppedInTxn ends the attempt when a partition that stops holds batches
+// of the open transaction that are not acknowledged: they may be written,
+// and committing the transaction would commit records its progress does not
+// cover. The next attempt starts the partition again from what is
+// committed (and stops it again if the cause is still there).
+func (f *forwarder) stoppedInTxn(fp *fastPart, err error) {
+	if f.txn != nil && f.holdsUnacked(fp) {
+		f.abortAttempt(fmt.Errorf("%s[%d] stopped with batches of the transaction unacknowledged: %w", fp.p.topic.Source, fp.p.num, err))
+	}
 }
 
 // txnAllows reports whether batch q of fp may be sent now: its partition
@@ -217,5 +250,5 @@ func (f *forwarder) abortAttempt(err error) {
 // it.
 func breaksTxn(err error) bool {
 	return classify(err) == errRenewProducer || errors.Is(err, kerr.InvalidTxnState) ||
-		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+		errors.Is(err, kerr.TransactionAbortable) || errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
 }

@@ -209,7 +209,10 @@ type Mirror struct {
 	remoteIDs map[string][16]byte // remote topic IDs for commits with a generation (commitOffsets)
 	index     index.Map           // loaded at start; seeds each partition's map
 	unsent    []index.Update      // index changes whose write failed, sent first next time
-	lastPrune time.Time
+	// indexBatchBytes bounds a batch of index records in exactly-once mode
+	// (writeIndexTxn; only the commit goroutine, one at a time, uses it).
+	indexBatchBytes int
+	lastPrune       time.Time
 
 	// Topic changes not yet applied; wake signals applyUpdates.
 	pendingMu   sync.Mutex
@@ -218,12 +221,14 @@ type Mirror struct {
 	wake        chan struct{}
 	failed      chan *partition
 
-	mu      sync.RWMutex
-	topics  map[string]*topicState // by source topic name
-	started bool                   // the attempt's first topic set was applied
+	mu     sync.RWMutex
+	topics map[string]*topicState // by source topic name
 	// initial is how many partitions each source topic had when the flow
 	// began (auto.offset.reset applies to those), kept across attempts.
 	initial map[string]int32
+	// latest is where auto.offset.reset=latest began each partition, kept
+	// across attempts (only applyUpdates uses it).
+	latest map[index.TP]int64
 	// stored is the progress to resume from, by remote topic: loaded at
 	// start, and the last position of topics deleted on the source, so a
 	// topic that comes back as a new incarnation is recognised.
@@ -426,15 +431,21 @@ func (e *abortedError) Unwrap() error { return e.err }
 // attempt is one run of the data plane, from the progress and offset index
 // stored on the target.
 func (m *Mirror) attempt(ctx context.Context) error {
-	var pid int64
-	var epoch int16
+	var (
+		pid   int64
+		epoch int16
+		err   error
+	)
 	if m.cfg.Transactions != nil {
 		// First fence: the progress and index that an earlier attempt (or
 		// process) of this node left in an open transaction are read only
 		// once that transaction is aborted.
-		pid, epoch = m.transactionalProducer(ctx)
+		pid, epoch, err = m.transactionalProducer(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 	stored, err := m.loadProgress(ctx)
@@ -537,10 +548,13 @@ func (m *Mirror) attemptTransactional(ctx, produceCtx context.Context) error {
 		// Abort at once rather than leave the transaction open until the
 		// coordinator times it out: until it ends, read_committed readers
 		// of its partitions wait, and so does the node that takes them
-		// over. Best effort: the next attempt's InitProducerID aborts it
-		// too, and a fenced producer cannot.
+		// over. InitProducerID aborts it and bumps the epoch, which also
+		// fences a produce request of ours still on its way (EndTxn would
+		// keep the epoch, and such a late append would open a transaction
+		// nobody ends on brokers that do not verify it). Best effort: the
+		// next attempt's InitProducerID does the same.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if aerr := m.fwd.producer().end(actx, false); aerr != nil {
+		if _, _, aerr := newProducerID(actx, m.dst, m.cfg.Transactions, nil); aerr != nil && !errors.Is(aerr, kerr.ConcurrentTransactions) {
 			m.log.Debug("exactly-once mode: aborting the transaction failed; the coordinator aborts it on its timeout", "err", aerr)
 		}
 		cancel()
@@ -555,13 +569,22 @@ func (m *Mirror) attemptTransactional(ctx, produceCtx context.Context) error {
 }
 
 // transactionalProducer gets the producer id of exactly-once mode, trying
-// again (with a capped backoff) until it succeeds or ctx ends.
-func (m *Mirror) transactionalProducer(ctx context.Context) (int64, int16) {
+// again (with a capped backoff) until it succeeds or ctx ends. A refusal
+// that trying again cannot change is an error that names the fix.
+func (m *Mirror) transactionalProducer(ctx context.Context) (int64, int16, error) {
 	backoff := pidBackoffMin
+	id := m.cfg.Transactions.ID
 	for {
 		pid, epoch, err := newProducerID(ctx, m.dst, m.cfg.Transactions, m.cfg.Provenance.Register)
-		if err == nil || ctx.Err() != nil {
-			return pid, epoch
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return pid, epoch, nil
+		case errors.Is(err, kerr.InvalidTransactionTimeout):
+			return -1, -1, fmt.Errorf("flow %s: the target refused the transaction timeout %v of exactly-once mode: %w; set the target producer's transaction.timeout.ms below the brokers' transaction.max.timeout.ms",
+				m.cfg.Flow, m.cfg.Transactions.Timeout, err)
+		case errors.Is(err, kerr.TransactionalIDAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
+			return -1, -1, fmt.Errorf("flow %s: the target refused exactly-once mode's transactional id %q: %w; grant Strait's target principal WRITE and DESCRIBE on the TransactionalId %q (a prefixed ACL on %q covers every node) and IDEMPOTENT_WRITE on the cluster",
+				m.cfg.Flow, id, err, id, m.cfg.Group+"-")
 		}
 		level := slog.LevelWarn
 		if errors.Is(err, kerr.ConcurrentTransactions) {
@@ -570,7 +593,7 @@ func (m *Mirror) transactionalProducer(ctx context.Context) (int64, int16) {
 		m.log.Log(ctx, level, "exactly-once mode: getting the transactional producer id failed; retrying", "transactional_id", m.cfg.Transactions.ID, "err", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
-			return -1, -1
+			return -1, -1, nil
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, pidBackoffMax)
@@ -590,7 +613,6 @@ func (m *Mirror) resetAttempt() {
 		topics = append(topics, t)
 	}
 	m.topics = make(map[string]*topicState)
-	m.started = false
 	m.remoteIDs = nil
 	m.mu.Unlock()
 

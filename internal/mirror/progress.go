@@ -58,7 +58,14 @@ type storedOffset struct {
 // retrying retriable errors (a new cluster's group coordinator needs a few
 // seconds to come up) for up to a minute.
 func (m *Mirror) loadProgress(ctx context.Context) (map[string]map[int32]storedOffset, error) {
-	deadline := time.Now().Add(time.Minute)
+	wait := time.Minute
+	if t := m.cfg.Transactions; t != nil {
+		// A transaction of a node that died holds its progress unstable
+		// until the coordinator aborts it: the timeout, plus the broker's
+		// check for timed-out transactions (10 s by default).
+		wait = max(wait, 2*t.Timeout+30*time.Second)
+	}
+	deadline := time.Now().Add(wait)
 	backoff := 100 * time.Millisecond
 	for {
 		// RequireStable: progress that an open transaction commits (a node
@@ -223,29 +230,16 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 	m.prune(ctx)
 	c := m.drain()
 	if len(c.updates) > 0 {
-		recs, err := index.Records(m.cfg.IndexTopic, c.updates)
-		if err != nil {
-			return indexSeq, err
-		}
-		kvs := make([]batch.KV, len(recs))
-		for i, r := range recs {
-			kvs[i] = batch.KV{Key: r.Key, Value: r.Value}
-		}
-		h, b, err := batch.Encode(kvs, time.Now().UnixMilli())
-		if err != nil {
-			return indexSeq, fmt.Errorf("encoding %d offset index records: %w", len(kvs), err)
-		}
 		if !indexAdded {
 			if err := p.addPartitions(ctx, map[string][]int32{m.cfg.IndexTopic: {0}}); err != nil {
 				return indexSeq, err
 			}
 			open = true
 		}
-		batch.Rewrite(b, h, p.pid, p.epoch, indexSeq, true)
-		if _, err := p.produceOne(ctx, m.cfg.IndexTopic, 0, b, -1); err != nil {
-			return indexSeq, fmt.Errorf("writing %d offset index records: %w", len(kvs), err)
+		var err error
+		if indexSeq, err = m.writeIndexTxn(ctx, p, c.updates, indexSeq); err != nil {
+			return indexSeq, err
 		}
-		indexSeq = nextSeq(indexSeq, h.NumRecords)
 	}
 	if len(c.moved) > 0 {
 		generation, member := int32(-1), ""
@@ -270,9 +264,61 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 	for _, mv := range c.moved {
 		mv.p.setCommitted(mv.next)
 	}
-	m.writeSyncs(ctx, c.syncs)
+	// Best effort, and bounded: the next transaction waits for it.
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	m.writeSyncs(sctx, c.syncs)
+	cancel()
 	return indexSeq, nil
 }
+
+// writeIndexTxn writes offset index updates into the open transaction, in
+// batches of at most m.indexBatchBytes (halved, and kept so, each time the
+// index topic refuses a batch as larger than its max.message.bytes), from
+// sequence seq on; it returns the sequence after them.
+func (m *Mirror) writeIndexTxn(ctx context.Context, p producerTxn, updates []index.Update, seq int32) (int32, error) {
+	recs, err := index.Records(m.cfg.IndexTopic, updates)
+	if err != nil {
+		return seq, err
+	}
+	kvs := make([]batch.KV, len(recs))
+	for i, r := range recs {
+		kvs[i] = batch.KV{Key: r.Key, Value: r.Value}
+	}
+	if m.indexBatchBytes <= 0 {
+		m.indexBatchBytes = indexBatchBytes
+	}
+	for len(kvs) > 0 {
+		n, size := 0, 0
+		for n < len(kvs) && (n == 0 || size+kvSize(kvs[n]) <= m.indexBatchBytes) {
+			size += kvSize(kvs[n])
+			n++
+		}
+		h, b, err := batch.Encode(kvs[:n], time.Now().UnixMilli())
+		if err != nil {
+			return seq, fmt.Errorf("encoding %d offset index records: %w", n, err)
+		}
+		batch.Rewrite(b, h, p.pid, p.epoch, seq, true)
+		if _, err := p.produceOne(ctx, m.cfg.IndexTopic, 0, b, -1); err != nil {
+			if tooLarge(err) && n > 1 {
+				// Not written: the same sequence goes with a smaller batch.
+				m.indexBatchBytes = max(size/2, 1)
+				continue
+			}
+			return seq, fmt.Errorf("writing %d offset index records: %w", n, err)
+		}
+		seq = nextSeq(seq, int32(n))
+		kvs = kvs[n:]
+	}
+	return seq, nil
+}
+
+// indexBatchBytes is the most bytes of offset index records one batch of
+// exactly-once mode holds at first: below Kafka's default max.message.bytes
+// (1 MiB) of the index topic.
+const indexBatchBytes = 512 << 10
+
+// kvSize is about what a record takes in a batch.
+func kvSize(kv batch.KV) int { return len(kv.Key) + len(kv.Value) + 16 }
 
 // txnOffsets converts progress for TxnOffsetCommit.
 func txnOffsets(offs kadm.Offsets) map[string][]kmsg.TxnOffsetCommitRequestTopicPartition {

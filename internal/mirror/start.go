@@ -32,8 +32,6 @@ func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
 
 func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, gone map[string]bool) {
 	m.mu.Lock()
-	first := !m.started // the attempt's first topic set
-	m.started = true
 	if m.initial == nil {
 		// The flow's very first topic set: auto.offset.reset applies to
 		// its partitions, in this attempt and the ones after it.
@@ -107,7 +105,11 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	if len(added) == 0 {
 		return
 	}
-	if m.cfg.Share.Owns != nil && !first {
+	if m.cfg.Share.Owns != nil {
+		// Progress and index read again once the partitions are this
+		// node's: what the attempt read when it began may predate their
+		// previous owner's final commit, also for its first topic set (a
+		// partition adopted while it read them).
 		var err error
 		if stored, err = m.refreshShared(ctx, added, stored); err != nil {
 			m.disown(added)
@@ -318,6 +320,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		next      int64
 		by        string
 		committed bool
+		latest    bool // resumes where auto.offset.reset=latest began in an earlier attempt
 	)
 	// atStart starts at the log start; the listed start offset tells the
 	// index where replication began, so offsets between it and the first
@@ -339,9 +342,14 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		next, by, committed = s.next, "stored progress", true
 	default:
 		last, mm2 := m.mm2[p.topic.Source][p.num]
+		began, seen := m.latest[index.TP{Topic: p.topic.Source, Partition: p.num}]
 		switch {
 		case mm2:
 			next, by, ok = last+1, "MirrorMaker 2's stored progress in "+m.cfg.TakeoverTopic, true
+		case seen:
+			// An attempt of exactly-once mode aborted before it committed
+			// this position: the end as it was then, not as it is now.
+			next, by, ok, latest = began, "the source end where auto.offset.reset=latest began", true, true
 		case !p.initial:
 			return atStart()
 		case m.cfg.AutoOffsetReset == "none":
@@ -368,7 +376,12 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	if !ok {
 		// auto.offset.reset=latest: start at the end as it is now, and
 		// store that position, so a restart before the first record does
-		// not skip what arrived in between.
+		// not skip what arrived in between; a later attempt of this run
+		// starts there too (m.latest).
+		if m.latest == nil {
+			m.latest = map[index.TP]int64{}
+		}
+		m.latest[index.TP{Topic: p.topic.Source, Partition: p.num}] = end.Offset
 		p.startAtEnd(end.Offset)
 		return startPos{at: end.Offset}, nil
 	}
@@ -379,6 +392,10 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	case next > end.Offset:
 		return startPos{}, fmt.Errorf("%s %d for %s is beyond the source's end offset %d: the source topic was truncated or recreated; reset the progress group %q for %s to copy it again",
 			by, next, name, end.Offset, m.cfg.Group, p.topic.Remote)
+	}
+	if latest {
+		p.startAtEnd(next)
+		return startPos{at: next}, nil
 	}
 	p.startAt(next, committed)
 	if !committed {
