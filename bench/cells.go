@@ -34,6 +34,17 @@ type cellResult struct {
 	Targets []targetCheck `json:"targets,omitempty"`
 	// Failed counts the copy runs that failed, per tool; their errors are in Copies.
 	Failed map[string]int `json:"failed_runs,omitempty"`
+	// EOSCost compares each replicator's exactly-once variant with its default mode
+	// (at-least-once), for the cells that ran one (the matrix's exactly-once row).
+	EOSCost map[string]eosCost `json:"exactly_once_cost,omitempty"`
+}
+
+// eosCost is a replicator's exactly-once runs over its at-least-once runs of the same
+// cell, as ratios of the medians: throughput below 1 and CPU per GB above 1 are the cost.
+type eosCost struct {
+	SteadyMBps     float64 `json:"steady_mb_per_s"`
+	SteadyCPUPerGB float64 `json:"steady_cpu_s_per_gb"`
+	PeakRSS        float64 `json:"peak_rss"`
 }
 
 // stat is the median and range of one figure over a tool's runs of a cell.
@@ -121,26 +132,42 @@ func (c *cellResult) summarizeCell() {
 			c.Failed[cp.Tool]++
 		}
 	}
-	for _, t := range []string{toolStrait, toolMM2} {
+	for _, t := range allTools {
 		if s, ok := summarize(c.Copies, t); ok {
 			c.Summary[t] = s
 		}
 	}
 	for _, cp := range c.Copies {
-		if cp.Tool == toolStrait && cp.StraitRecordPath > 0 {
+		if baseTool(cp.Tool) == toolStrait && cp.StraitRecordPath > 0 {
 			c.StraitPath = "record"
 		}
-	}
-	s, okS := c.Summary[toolStrait]
-	m, okM := c.Summary[toolMM2]
-	if !okS || !okM {
-		return
 	}
 	div := func(a, b float64) float64 {
 		if b == 0 {
 			return 0
 		}
 		return a / b
+	}
+	c.EOSCost = nil
+	for _, t := range []string{toolStrait, toolMM2} {
+		plain, ok1 := c.Summary[t]
+		eos, ok2 := c.Summary[eosVariant(t)]
+		if !ok1 || !ok2 {
+			continue
+		}
+		if c.EOSCost == nil {
+			c.EOSCost = map[string]eosCost{}
+		}
+		c.EOSCost[t] = eosCost{
+			SteadyMBps:     div(eos.SteadyMBps.Median, plain.SteadyMBps.Median),
+			SteadyCPUPerGB: div(eos.SteadyCPUPerGB.Median, plain.SteadyCPUPerGB.Median),
+			PeakRSS:        div(eos.PeakRSSMiB.Median, plain.PeakRSSMiB.Median),
+		}
+	}
+	s, okS := c.Summary[toolStrait]
+	m, okM := c.Summary[toolMM2]
+	if !okS || !okM {
+		return
 	}
 	c.Ratios = ratios{
 		SteadyMBps:     div(s.SteadyMBps.Median, m.SteadyMBps.Median),
@@ -161,7 +188,8 @@ func (c *cellResult) summarizeCell() {
 }
 
 // runCell preloads the cell's backlog into new topics and copies it -runs times per tool,
-// alternating the tools (strait, mm2, strait, mm2, ...). A copy that fails (a tool that
+// alternating the tools (strait, mm2, strait, mm2, ...; with the cell's exactly-once
+// variants strait, strait-eos, mm2, ...). A copy that fails (a tool that
 // exits, stalls past -copy-timeout, or did not apply a setting) is recorded with its error
 // and the cell goes on; the returned error then names every failed run, after the rest
 // ran. Every copy has its own aliases;
@@ -203,7 +231,7 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	}
 	var errs []error
 	for run := 1; run <= p.Runs; run++ {
-		for _, tool := range p.Tools {
+		for _, tool := range w.tools(p.Tools) {
 			cp, err := r.copyRun(ctx, tool, ts, w.TargetCodec, ends, load.PayloadBytes)
 			cp.Run = run
 			if err != nil {

@@ -46,9 +46,13 @@ type copyResult struct {
 	// ProgressSeconds is process start to Strait's progress group covering the whole
 	// backlog (Strait only; nil for MM2).
 	ProgressSeconds *float64 `json:"progress_committed_s,omitempty"`
-	// TargetRecords is the sum of B's end offsets at completion; more than Records means
-	// duplicates.
+	// TargetRecords is the records on B at completion: the sum of B's end offsets, or in
+	// exactly-once mode the records a read_committed reader sees (complete.go); more
+	// than Records means duplicates.
 	TargetRecords int64 `json:"target_records"`
+	// TargetOffsets is the sum of B's high watermarks at completion in exactly-once
+	// mode: the records plus the transaction markers (and any aborted records).
+	TargetOffsets int64 `json:"target_offsets,omitempty"`
 
 	RecordsPerSec float64 `json:"records_per_s"`
 	MBPerSec      float64 `json:"mb_per_s"`
@@ -80,8 +84,9 @@ type copyResult struct {
 }
 
 // copyRun starts tool on a new flow for the topics of src and waits until B holds the whole
-// backlog (srcEnds per partition, flattened as endOffsetsAll). CPU and peak RSS are read at
-// completion, then the tool stops.
+// backlog (srcEnds per partition, flattened as endOffsetsAll; for a tool in exactly-once
+// mode, until a read_committed reader sees it all, see complete.go). CPU and peak RSS are
+// read at completion, then the tool stops.
 //
 // Each run starts once the page cache holds nothing dirty (settleWriteback):
 // the preload, the client limits and the previous run leave up to a
@@ -105,70 +110,20 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	}
 	defer pr.stop(stopTimeoutTool) // on every error path; a no-op once stopped below
 
-	var (
-		first, done time.Time
-		atFirst     procStats
-		grew        time.Time // the last poll that found more records than the one before
-		lastTotal   int64
-	)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	deadline := pr.started.Add(r.p.CopyTimeout.Duration)
-	for done.IsZero() {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-timer.C:
-		}
-		offs, err := r.dstOffs.endOffsetsAll(ctx, remotes, partitions)
-		now := time.Now()
-		if err != nil {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			r.log.Debug("listing end offsets failed; retrying", "topic", res.RemoteTopic, "err", err)
-		}
-		all, total := covered(offs, srcEnds)
-		if total > 0 && first.IsZero() {
-			first = now
-			if atFirst, err = toolStats(pr); err != nil {
-				return res, err
-			}
-			r.log.Info("first record on the target", "tool", tool, "seconds", first.Sub(pr.started).Seconds())
-		}
-		if all {
-			done, res.TargetRecords = now, total
-			break
-		}
-		if total > lastTotal {
-			grew, lastTotal = now, total
-		}
-		if exited, how := pr.exited(); exited {
-			return res, pr.failure("exited before the copy was complete (%v); %d of %d records on %q", how, total, res.Records, res.RemoteTopic)
-		}
-		if !first.IsZero() && now.Sub(grew) > copyStall {
-			return res, pr.failure("copy stalled: no new record on the target for %s, %d of %d records on %q", copyStall, total, res.Records, res.RemoteTopic)
-		}
-		if now.After(deadline) {
-			return res, pr.failure("copy incomplete after -copy-timeout %s: %d of %d records on %q", r.p.CopyTimeout.Duration, total, res.Records, res.RemoteTopic)
-		}
-		if first.IsZero() {
-			timer.Reset(pollBeforeFirst)
-		} else {
-			timer.Reset(pollAfterFirst)
-		}
-	}
-	st, err := toolStats(pr)
+	eos := isEOS(tool, r.p.StraitProps)
+	seen, err := r.watchCopy(ctx, copyWatch{tool: tool, remotes: remotes, partitions: partitions, want: srcEnds,
+		procs: []*proc{pr}, deadline: pr.started.Add(r.p.CopyTimeout.Duration), committed: eos})
 	if err != nil {
 		return res, err
 	}
-	broker1 := r.brokerCPU()
+	st := seen.atDone[0]
 	res.Process = st
-	res.SteadyCPUSeconds = st.CPUSeconds() - atFirst.CPUSeconds()
-	res.FirstRecordSeconds = first.Sub(pr.started).Seconds()
-	res.WallSeconds = done.Sub(pr.started).Seconds()
+	res.SteadyCPUSeconds = st.CPUSeconds() - seen.atFirst[0].CPUSeconds()
+	res.FirstRecordSeconds = seen.first.Sub(pr.started).Seconds()
+	res.WallSeconds = seen.done.Sub(pr.started).Seconds()
+	res.TargetRecords = sum(seen.records)
 	res.BrokerCPU = map[string]float64{}
-	for k, v := range broker1 {
+	for k, v := range seen.brokerAt {
 		res.BrokerCPU[k] = v - broker0[k]
 	}
 	res.derive()
@@ -176,8 +131,14 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	if res.TargetRecords != res.Records {
 		r.log.Warn("the target holds more records than the source: duplicates", "tool", tool, "target", res.TargetRecords, "source", res.Records)
 	}
+	if eos {
+		res.TargetOffsets = sum(seen.ends)
+		if err := checkTransactional(r.log, tool, seen.records, seen.ends); err != nil {
+			return res, pr.failure("%v", err)
+		}
+	}
 
-	if tool == toolStrait {
+	if baseTool(tool) == toolStrait {
 		// Strait's progress trails the data by its flush interval; its arrival shows the
 		// copy is complete in Strait's own books too.
 		adm := kadm.NewClient(r.dst)
@@ -200,11 +161,11 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	}
 	stopped, killed := pr.stop(stopTimeoutTool)
 	res.StopSeconds, res.Killed = stopped.Seconds(), killed
-	switch tool {
+	switch baseTool(tool) {
 	case toolMM2:
 		// MM2 logs every client's configuration when it creates the client: the data
 		// producer and the source consumers exist by now.
-		checks, err := checkMM2Settings(pr.mm2Log, f.wantedMM2Settings())
+		checks, err := checkMM2Settings(pr.mm2Log, f.wantedMM2Settings(tool == toolMM2EOS))
 		res.MM2Settings = checks
 		if err != nil {
 			return res, fmt.Errorf("MM2 did not run with the settings both tools were given (%s): %w", pr.mm2Log, err)

@@ -130,8 +130,23 @@ func (o *offsetReader) endOffsets(ctx context.Context, topic string, n int) ([]i
 // endOffsetsAll returns the high watermarks of partitions 0..n-1 of every topic in one
 // request, flattened: topic i's partition p is at i*n+p. Missing partitions read as -1.
 func (o *offsetReader) endOffsetsAll(ctx context.Context, topics []string, n int) ([]int64, error) {
+	return o.listOffsetsAll(ctx, topics, n, 0)
+}
+
+// stableOffsetsAll returns the last stable offsets of partitions 0..n-1 of every topic,
+// flattened as endOffsetsAll: where a read_committed reader stops, before the first
+// offset of the oldest open transaction. It counts transaction markers (and records of
+// aborted transactions) as the high watermark does: an offset is not a record.
+func (o *offsetReader) stableOffsetsAll(ctx context.Context, topics []string, n int) ([]int64, error) {
+	return o.listOffsetsAll(ctx, topics, n, 1)
+}
+
+// listOffsetsAll lists the latest offsets with an isolation level: 0 read_uncommitted
+// (the high watermark), 1 read_committed (the last stable offset).
+func (o *offsetReader) listOffsetsAll(ctx context.Context, topics []string, n int, isolation int8) ([]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
+	req.IsolationLevel = isolation
 	index := make(map[string]int, len(topics))
 	for i, topic := range topics {
 		index[topic] = i

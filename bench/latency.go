@@ -112,10 +112,19 @@ func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (lat
 
 	// Both readers run from the start of their topics and are live once they have seen
 	// every probe; only then does the measured load begin.
+	// A tool in exactly-once mode writes B in transactions: its records reach a reader
+	// when their transaction commits, so the target's reader reads committed.
 	readers := []*latencyReader{{name: "source"}, {name: "target"}}
-	for i, t := range []struct{ boot, topic string }{{r.tb.a.bootstrap, topic}, {r.tb.b.bootstrap, f.remoteTopic()}} {
-		cl, err := newClient(t.boot, kgo.ConsumeTopics(t.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-			kgo.FetchMaxWait(readerFetchWait), kgo.ClientID("strait-bench-latency"))
+	for i, t := range []struct {
+		boot, topic string
+		committed   bool
+	}{{r.tb.a.bootstrap, topic, false}, {r.tb.b.bootstrap, f.remoteTopic(), isEOS(tool, p.StraitProps)}} {
+		opts := []kgo.Opt{kgo.ConsumeTopics(t.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.FetchMaxWait(readerFetchWait), kgo.ClientID("strait-bench-latency")}
+		if t.committed {
+			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		}
+		cl, err := newClient(t.boot, opts...)
 		if err != nil {
 			return res, err
 		}

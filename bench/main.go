@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	res, runErr := r.run(ctx)
-	if runErr != nil && (errors.Is(runErr, context.Canceled) || len(res.Cells) == 0 && len(res.Memory) == 0) {
+	if runErr != nil && (errors.Is(runErr, context.Canceled) || len(res.Cells) == 0 && len(res.Memory) == 0 && res.Nodes == nil) {
 		fmt.Fprintf(stderr, "bench: %v\n", runErr) // interrupted or nothing measured: no result files
 		return 1
 	}
@@ -81,6 +81,9 @@ func rerender(path, outDir string, stdout, stderr io.Writer) int {
 		c := &res.Cells[i]
 		c.StraitPath = c.Workload.straitPath(res.Params.StraitProps)
 		c.summarizeCell()
+	}
+	if res.Nodes != nil {
+		res.Nodes.summarize()
 	}
 	md, files, err := res.write(outDir)
 	fmt.Fprint(stdout, md)

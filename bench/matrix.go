@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -58,6 +59,24 @@ type workload struct {
 	Records     int    `json:"records"`
 	// Limits runs the franz-go client limits after this cell's preload.
 	Limits bool `json:"client_limits"`
+	// EOS are exactly-once variants (strait-eos, mm2-eos) the cell runs besides the
+	// tools of -tools, each right after its replicator in default mode: the
+	// matrix's exactly-once row, on the same backlog.
+	EOS []string `json:"exactly_once_variants,omitempty"`
+}
+
+// tools are the tools the cell runs in each round, in order: those of -tools, each
+// followed by its exactly-once variant when the cell has one (and -tools does not
+// already name it).
+func (w workload) tools(base []string) []string {
+	var out []string
+	for _, t := range base {
+		out = append(out, t)
+		if v := eosVariant(t); slices.Contains(w.EOS, v) && !slices.Contains(base, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // newWorkload builds a cell, resolving the target codec from the mode.
@@ -185,11 +204,22 @@ const (
 	estPreloadMBps    = 120
 	estStraitStart    = 2 * time.Second
 	estStraitMBps     = 120
-	estMM2Start       = 15 * time.Second // JVM, Connect herder, connector and tasks
+	estMM2Start       = 10 * time.Second // JVM, Connect herder, connector and tasks: 6-8 s to the first record in the matrix of 20261202-002458
 	estMM2MBps        = 60
 	estMM2Stop        = 4 * time.Second
 	estManyTopicsMM2  = 30 * time.Second // MM2 creating and assigning 2,000 remote topics
 	estSmallRecFactor = 3                // 100 B records move this many times fewer MB/s
+	// Exactly-once variants: Strait commits a transaction every second and the
+	// harness then counts the records a read_committed reader sees (complete.go);
+	// MM2 commits one per task poll (KIP-618's default boundary) after a fencing round.
+	estStraitEOSMBps = 90
+	estCountMBps     = 300
+	estMM2EOSStart   = 20 * time.Second
+	estMM2EOSMBps    = 25
+	// The nodes mode: a fresh transactional preload per run, the nodes' start until
+	// they share the flow, and the copy.
+	estNodesShare = 12 * time.Second
+	estNodesMBps  = 120
 )
 
 // estimate is how long the cells take with runs runs per tool, plus the clusters and the
@@ -210,16 +240,20 @@ func estimate(cells []workload, runs int, tools []string, latency time.Duration)
 		if w.Limits {
 			total += 2 * secs(estPreloadMBps)
 		}
-		for _, t := range tools {
+		for _, t := range w.tools(tools) {
 			var one time.Duration
 			switch t {
 			case toolStrait:
 				one = estStraitStart + secs(estStraitMBps) + time.Second
+			case toolStraitEOS:
+				one = estStraitStart + secs(estStraitEOSMBps) + secs(estCountMBps) + time.Second
 			case toolMM2:
 				one = estMM2Start + secs(estMM2MBps) + estMM2Stop
-				if w.Topics > 1 {
-					one += estManyTopicsMM2
-				}
+			case toolMM2EOS:
+				one = estMM2EOSStart + secs(estMM2EOSMBps) + secs(estCountMBps) + estMM2Stop
+			}
+			if baseTool(t) == toolMM2 && w.Topics > 1 {
+				one += estManyTopicsMM2
 			}
 			total += time.Duration(runs) * one
 		}
@@ -235,10 +269,19 @@ func latencyEstimate(p params) time.Duration {
 	var d time.Duration
 	for _, t := range p.Tools {
 		start := estStraitStart
-		if t == toolMM2 {
+		if baseTool(t) == toolMM2 {
 			start = estMM2Start + estMM2Stop
 		}
 		d += start + p.LatencyWarmup.Duration + p.LatencyDuration.Duration + 3*time.Second
 	}
 	return time.Duration(p.Runs) * d
+}
+
+// nodesEstimate is how long the nodes mode takes: the clusters, the warm-up, and per
+// run a preload, the nodes' start until they share the flow, and the copy.
+func nodesEstimate(p params) time.Duration {
+	mb := float64(p.Records) * float64(p.RecordSize+8) / 1e6
+	secs := func(mbps float64) time.Duration { return time.Duration(mb / mbps * float64(time.Second)) }
+	one := 2*time.Second + secs(estPreloadMBps) + estNodesShare + secs(estNodesMBps) + 2*time.Second
+	return estClusters + estWarmup + time.Duration(p.Runs*len(p.Nodes))*one
 }

@@ -45,6 +45,16 @@ func TestReducedMatrixCoversEveryAxis(t *testing.T) {
 	p := defaultParams()
 	p.Matrix = matrixReduced
 	p.LatencyWarmup.Duration, p.LatencyDuration.Duration = 5*time.Second, 10*time.Second // the matrix defaults (params.go)
+	// The matrix as -matrix runs it: cell 1's workload also runs Strait in exactly-once mode.
+	cells = p.matrixCells()
+	if got := cells[0].tools(p.Tools); !slices.Equal(got, []string{toolStrait, toolStraitEOS, toolMM2}) {
+		t.Errorf("cell 1 runs %v, want strait, strait-eos, mm2 (the exactly-once row)", got)
+	}
+	for _, w := range cells[1:] {
+		if len(w.EOS) > 0 {
+			t.Errorf("cell %d (%s) runs exactly-once variants %v: only cell 1's workload should", w.Cell, w.name(), w.EOS)
+		}
+	}
 	est := estimate(cells, 3, p.Tools, latencyEstimate(p))
 	if est > 15*time.Minute {
 		t.Errorf("the reduced matrix is estimated at %s, more than 15 minutes", est)

@@ -35,6 +35,13 @@ func (res *results) matrixTable(w func(string, ...any)) {
 			runsText(s, s.SteadyCPUPerGB, "%.2f"), runsText(m, m.SteadyCPUPerGB, "%.2f"), ratioText(c, c.Ratios.SteadyCPUPerGB, "%.3f"),
 			runsText(s, s.PeakRSSMiB, "%.0f"), runsText(m, m.PeakRSSMiB, "%.0f"), ratioText(c, c.Ratios.PeakRSS, "%.3f"),
 			targetsText(c.Targets)+failedText(c))
+		if se, me, ok := c.eosSummaries(); ok {
+			w("| %d | ↳ the same backlog, exactly-once | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.StraitPath,
+				runsText(se, se.SteadyMBps, "%.1f"), runsText(me, me.SteadyMBps, "%.1f"), eosRatioText(se, me, func(s toolSummary) float64 { return s.SteadyMBps.Median }, "%.2f×"),
+				runsText(se, se.SteadyCPUPerGB, "%.2f"), runsText(me, me.SteadyCPUPerGB, "%.2f"), eosRatioText(se, me, func(s toolSummary) float64 { return s.SteadyCPUPerGB.Median }, "%.3f"),
+				runsText(se, se.PeakRSSMiB, "%.0f"), runsText(me, me.PeakRSSMiB, "%.0f"), eosRatioText(se, me, func(s toolSummary) float64 { return s.PeakRSSMiB.Median }, "%.3f"),
+				eosCostText(c))
+		}
 	}
 	w("")
 	w("Totals including startup (process start to complete copy; MM2's include the JVM, Connect's herder and task start):")
@@ -47,9 +54,127 @@ func (res *results) matrixTable(w func(string, ...any)) {
 			runsText(s, s.MBps, "%.1f"), runsText(m, m.MBps, "%.1f"), ratioText(c, c.Ratios.MBps, "%.2f×"),
 			runsText(s, s.CPUPerGB, "%.2f"), runsText(m, m.CPUPerGB, "%.2f"), ratioText(c, c.Ratios.CPUPerGB, "%.3f"),
 			runsText(s, s.FirstRecordS, "%.2f"), runsText(m, m.FirstRecordS, "%.2f"))
+		if se, me, ok := c.eosSummaries(); ok {
+			w("| %d | ↳ the same backlog, exactly-once | %s | %s | %s | %s | %s | %s | %s / %s |", c.Index,
+				runsText(se, se.MBps, "%.1f"), runsText(me, me.MBps, "%.1f"), eosRatioText(se, me, func(s toolSummary) float64 { return s.MBps.Median }, "%.2f×"),
+				runsText(se, se.CPUPerGB, "%.2f"), runsText(me, me.CPUPerGB, "%.2f"), eosRatioText(se, me, func(s toolSummary) float64 { return s.CPUPerGB.Median }, "%.3f"),
+				runsText(se, se.FirstRecordS, "%.2f"), runsText(me, me.FirstRecordS, "%.2f"))
+		}
 	}
 	w("")
 	w("Backlogs: %s. compression.type *unset* writes no key: a Kafka producer then defaults to none, so MM2 writes uncompressed batches, while Strait forwards each batch in its source codec.", res.backlogsText())
+}
+
+// eosSummaries returns the cell's exactly-once variants (a zero summary for one that did
+// not run); ok is false when neither ran.
+func (c cellResult) eosSummaries() (strait, mm2 toolSummary, ok bool) {
+	strait, okS := c.Summary[toolStraitEOS]
+	mm2, okM := c.Summary[toolMM2EOS]
+	return strait, mm2, okS || okM || c.Failed[toolStraitEOS] > 0 || c.Failed[toolMM2EOS] > 0
+}
+
+// eosRatioText is Strait's exactly-once figure over MM2's, "–" unless both ran.
+func eosRatioText(s, m toolSummary, v func(toolSummary) float64, format string) string {
+	if s.Runs == 0 || m.Runs == 0 || v(m) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(format, v(s)/v(m))
+}
+
+// eosCostText is the targets column of an exactly-once row: each replicator's
+// exactly-once medians over its at-least-once ones.
+func eosCostText(c cellResult) string {
+	var out []string
+	for _, t := range []string{toolStrait, toolMM2} {
+		if e, ok := c.EOSCost[t]; ok {
+			out = append(out, fmt.Sprintf("%s exactly-once / at-least-once: throughput %.2f×, CPU/GB %.2f×, RSS %.2f×", toolLabel(t), e.SteadyMBps, e.SteadyCPUPerGB, e.PeakRSS))
+		}
+	}
+	for _, t := range []string{toolStraitEOS, toolMM2EOS} {
+		if n := c.Failed[t]; n > 0 {
+			out = append(out, fmt.Sprintf("**%s: %d of %d runs failed**", t, n, n+c.Summary[t].Runs))
+		}
+	}
+	if len(out) == 0 {
+		return "–"
+	}
+	return strings.Join(out, "; ")
+}
+
+// toolLabel is a tool's name in prose.
+func toolLabel(t string) string {
+	switch t {
+	case toolStrait:
+		return "Strait"
+	case toolMM2:
+		return "MM2"
+	case toolStraitEOS:
+		return "Strait exactly-once"
+	case toolMM2EOS:
+		return "MM2 exactly-once"
+	}
+	return t
+}
+
+// eosTable sets each replicator's exactly-once runs beside its at-least-once runs of the
+// same cell: what exactly-once costs, measured on the same backlog in alternating runs.
+func (res *results) eosTable(w func(string, ...any)) {
+	var cells []cellResult
+	for _, c := range res.Cells {
+		if _, _, ok := c.eosSummaries(); ok {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	flush := "Strait's default of 1 s"
+	if ms := res.Params.MM2.OffsetFlushMs; ms > 0 {
+		flush = fmt.Sprintf("%d ms (-offset-flush-ms)", ms)
+	}
+	w("")
+	w("### The cost of exactly-once")
+	w("")
+	w("Each replicator's exactly-once runs beside its at-least-once runs of the same cell, the runs alternating on one backlog. Strait's exactly-once mode (`strait.exactly.once = true`) writes B inside transactions that commit every `offset.flush.interval.ms`, here %s, each with the records, the offset index and the progress. MM2's (`exactly.once.source.support = enabled`, internal REST on, source read_committed; its log must show transactional task producers) commits one transaction per task poll. A copy in exactly-once mode is complete when a read_committed reader of B sees every record: the harness polls the last stable offsets and, once they reach the record counts, reads B read_committed up to them and counts the records, passing over the transaction markers that take offsets of their own (complete.go). Each such run must leave markers on B (high watermark above the records in every partition), or it fails. Steady figures count from the first record written to B, committed or not, to that moment, so they include the wait for the last commit.", flush)
+	w("")
+	w("| # | workload | replicator | at-least-once MB/s | exactly-once MB/s | ratio | at-least-once CPU s/GB | exactly-once CPU s/GB | ratio | at-least-once peak RSS MiB | exactly-once peak RSS MiB | ratio | exactly-once: cores busy (tool / A / B) | exactly-once: offsets on B per record |")
+	w("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, c := range cells {
+		for _, t := range []string{toolStrait, toolMM2} {
+			v := eosVariant(t)
+			plain, eos := c.Summary[t], c.Summary[v]
+			if eos.Runs == 0 && c.Failed[v] == 0 {
+				continue
+			}
+			e, ok := c.EOSCost[t]
+			ratio := func(x float64, format string) string {
+				if !ok {
+					return "–"
+				}
+				return fmt.Sprintf(format, x)
+			}
+			w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Name, toolLabel(t),
+				runsText(plain, plain.SteadyMBps, "%.1f"), runsText(eos, eos.SteadyMBps, "%.1f"), ratio(e.SteadyMBps, "%.2f×"),
+				runsText(plain, plain.SteadyCPUPerGB, "%.2f"), runsText(eos, eos.SteadyCPUPerGB, "%.2f"), ratio(e.SteadyCPUPerGB, "%.2f×"),
+				runsText(plain, plain.PeakRSSMiB, "%.0f"), runsText(eos, eos.PeakRSSMiB, "%.0f"), ratio(e.PeakRSS, "%.2f×"),
+				coresText(c.Copies, v), offsetsPerRecordText(c.Copies, v))
+		}
+	}
+}
+
+// offsetsPerRecordText is the median over tool's good runs of B's offsets per record at
+// completion: 1 plus the transaction markers (and aborted records) per record.
+func offsetsPerRecordText(copies []copyResult, tool string) string {
+	var xs []float64
+	for _, cp := range copies {
+		if cp.Tool == tool && cp.Error == "" && cp.TargetRecords > 0 && cp.TargetOffsets > 0 {
+			xs = append(xs, float64(cp.TargetOffsets)/float64(cp.TargetRecords))
+		}
+	}
+	if len(xs) == 0 {
+		return "–"
+	}
+	return statText(statOf(xs), "%.5f")
 }
 
 // ceilingsTable shows, per cell, where the machine's cores went during each tool's copies
@@ -146,7 +271,7 @@ func ratioText(c cellResult, r float64, format string) string {
 // the source holds (duplicates), for the targets column.
 func failedText(c cellResult) string {
 	var out []string
-	for _, t := range []string{toolStrait, toolMM2} {
+	for _, t := range allTools {
 		if n := c.Failed[t]; n > 0 {
 			out = append(out, fmt.Sprintf("**%s: %d of %d runs failed**", t, n, n+c.Summary[t].Runs))
 		}
@@ -199,8 +324,13 @@ const (
 	chartAxisFont = 11
 )
 
-// chartSVG draws the steady-state throughput of both tools per cell as horizontal bars
-// (median) with a line over the range of the runs. Written by hand rather than with
+// chartColors are the bars' colours per tool: each exactly-once variant a lighter shade
+// of its replicator's.
+var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85"}
+
+// chartSVG draws the steady-state throughput of both tools (and of their exactly-once
+// variants where a cell ran them) per cell as horizontal bars (median) with a line over
+// the range of the runs. Written by hand rather than with
 // gonum/plot: the chart is a few rectangles, and gonum would be a new module dependency in
 // go.mod for the bench command alone.
 func (res *results) chartSVG() string {
@@ -216,31 +346,56 @@ func (res *results) chartSVG() string {
 	maxV = niceCeil(maxV)
 	plotW := float64(chartWidth - chartLabelW - chartRight)
 	x := func(v float64) float64 { return chartLabelW + v/maxV*plotW }
-	cellH := 2*chartBarH + chartCellGap
-	height := chartTop + len(res.Cells)*cellH + 40
+	// Every cell has a bar per tool that ran in it: Strait and MM2, and the
+	// exactly-once variants where a cell ran them.
+	bars := func(c cellResult) []string {
+		var out []string
+		for _, t := range allTools {
+			if _, ok := c.Summary[t]; ok || t == toolStrait || t == toolMM2 {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	var tops []int
+	bottom := chartTop
+	used := map[string]bool{}
+	for _, c := range res.Cells {
+		tops = append(tops, bottom)
+		for _, t := range bars(c) {
+			used[t] = true
+		}
+		bottom += len(bars(c))*chartBarH + chartCellGap
+	}
+	height := bottom + 40
 	var b strings.Builder
 	f := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	f(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`, chartWidth, height, chartWidth, height, chartAxisFont)
 	f(`<rect width="100%%" height="100%%" fill="white"/>`)
 	f(`<text x="%d" y="18" font-size="14" font-weight="bold">Steady-state throughput per cell, MB/s of payload (median of %d runs; line: range)</text>`, 10, res.Params.Runs)
-	f(`<rect x="%d" y="28" width="12" height="10" fill="#1f77b4"/><text x="%d" y="37">Strait</text>`, chartLabelW, chartLabelW+16)
-	f(`<rect x="%d" y="28" width="12" height="10" fill="#ff7f0e"/><text x="%d" y="37">MM2</text>`, chartLabelW+70, chartLabelW+86)
-	bottom := chartTop + len(res.Cells)*cellH
+	lx := chartLabelW
+	for _, t := range allTools {
+		if !used[t] {
+			continue
+		}
+		f(`<rect x="%d" y="28" width="12" height="10" fill="%s"/><text x="%d" y="37">%s</text>`, lx, chartColors[t], lx+16, toolLabel(t))
+		lx += 30 + 7*len(toolLabel(t))
+	}
 	for i := 0; i <= 4; i++ {
 		v := maxV * float64(i) / 4
 		f(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`, x(v), chartTop-4, x(v), bottom)
 		f(`<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%g</text>`, x(v), bottom+14, v)
 	}
 	for i, c := range res.Cells {
-		y0 := chartTop + i*cellH
+		y0 := tops[i]
 		f(`<text x="%d" y="%d" text-anchor="end">%s</text>`, chartLabelW-6, y0+chartBarH+4, html.EscapeString(fmt.Sprintf("%d. %s", c.Index, c.Name)))
-		for j, t := range []struct{ tool, color string }{{toolStrait, "#1f77b4"}, {toolMM2, "#ff7f0e"}} {
-			s, ok := c.Summary[t.tool]
+		for j, t := range bars(c) {
+			s, ok := c.Summary[t]
 			if !ok {
 				continue
 			}
 			y := y0 + j*chartBarH
-			f(`<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`, chartLabelW, y, x(s.SteadyMBps.Median)-chartLabelW, chartBarH-1, t.color)
+			f(`<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`, chartLabelW, y, x(s.SteadyMBps.Median)-chartLabelW, chartBarH-1, chartColors[t])
 			mid := float64(y) + float64(chartBarH-1)/2
 			f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`, x(s.SteadyMBps.Min), mid, x(s.SteadyMBps.Max), mid)
 			f(`<text x="%.1f" y="%d" fill="#333">%.1f</text>`, x(s.SteadyMBps.Max)+4, y+chartBarH-2, s.SteadyMBps.Median)

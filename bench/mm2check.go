@@ -67,6 +67,9 @@ type mm2Wanted struct {
 	consumerBootstrap string            // the source: the task consumers read there
 	producer          map[string]string // key -> value the data producer must log
 	consumer          map[string]string // key -> value the source consumers must log
+	// transactional asks for data producers with a transactional.id (mm2-eos): the
+	// log's proof that MM2 wrote B in transactions.
+	transactional bool
 }
 
 // settingCheck is one setting of one MM2 client, as written and as MM2 logged it.
@@ -135,6 +138,14 @@ func checkClientConfigs(blocks []clientConfig, want mm2Wanted) ([]settingCheck, 
 		case isDataProducer(c, want.producerBootstrap):
 			nProd++
 			check(c, want.producer)
+			if want.transactional {
+				id := c.Values["transactional.id"]
+				ok := id != "" && id != "null"
+				checks = append(checks, settingCheck{Client: c.clientID(), Key: "transactional.id", Want: "(set: exactly-once)", Got: id, OK: ok})
+				if !ok {
+					errs = append(errs, fmt.Errorf("%s %q: transactional.id = %s: MM2 did not run its exactly-once mode", c.Kind, c.clientID(), id))
+				}
+			}
 		case isSourceConsumer(c, want.consumerBootstrap):
 			nCons++
 			check(c, want.consumer)

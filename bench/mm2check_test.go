@@ -17,7 +17,7 @@ const mm2ClientLog = "mm2-client-configs.log"
 func mm2LogWanted() mm2Wanted {
 	f := flowSpec{source: "A1", target: "B1", sourceBoot: "127.0.0.1:22448", destBoot: "127.0.0.1:35722",
 		topic: backlogTopic, tuning: defaultParams().MM2, targetCodec: "lz4"}
-	return f.wantedMM2Settings()
+	return f.wantedMM2Settings(false)
 }
 
 func TestParseClientConfigs(t *testing.T) {
@@ -82,6 +82,33 @@ func TestCheckMM2Settings(t *testing.T) {
 				`consumer "A1->B1|MirrorSourceConnector-5|replication-consumer": max.poll.records = 2000, the file says 5000`,
 			},
 			checks: 12,
+		},
+		{
+			name:    "exactly-once wanted, the task producer is not transactional",
+			log:     real,
+			want:    func(w *mm2Wanted) { w.transactional = true },
+			checks:  13,
+			wantErr: []string{`producer "connector-producer-MirrorSourceConnector-4": transactional.id = null: MM2 did not run its exactly-once mode`},
+		},
+		{
+			name:   "exactly-once, a transactional task producer",
+			log:    replaceAfter(real, "client.id = connector-producer-MirrorSourceConnector-4", "transactional.id = null", "transactional.id = A1-mm2-MirrorSourceConnector-4"),
+			want:   func(w *mm2Wanted) { w.transactional = true },
+			checks: 13,
+		},
+		{
+			name: "exactly-once wants read_committed sources",
+			log:  real,
+			want: func(w *mm2Wanted) {
+				eos := flowSpec{source: "A1", target: "B1", sourceBoot: "127.0.0.1:22448", destBoot: "127.0.0.1:35722",
+					topic: backlogTopic, tuning: defaultParams().MM2, targetCodec: "lz4"}.wantedMM2Settings(true)
+				w.consumer, w.transactional = eos.consumer, false
+			},
+			checks: 6 + 4 + 4,
+			wantErr: []string{
+				`consumer "A1->B1|MirrorSourceConnector-4|replication-consumer": isolation.level = read_uncommitted, the file says read_committed`,
+				`consumer "A1->B1|MirrorSourceConnector-5|replication-consumer": isolation.level = read_uncommitted, the file says read_committed`,
+			},
 		},
 		{
 			name: "no task clients in the log",

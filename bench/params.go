@@ -15,6 +15,7 @@ import (
 const (
 	modeCompare = "compare" // backlog copy, latency and client limits, per tool
 	modeMemory  = "memory"  // Strait only: peak RSS at a small and a large partition count
+	modeNodes   = "nodes"   // Strait only: one backlog copied by 1, 2, 3... nodes sharing the flow
 	modeAll     = "all"     // compare, then memory
 )
 
@@ -28,11 +29,45 @@ const (
 	phaseLimits    = "limits"
 )
 
-// Tools that can be measured.
+// Tools that can be measured. The -eos variants run the same replicator in its
+// exactly-once mode: Strait with strait.exactly.once = true, MM2 with
+// <target>.exactly.once.source.support = enabled (props.go).
 const (
-	toolStrait = "strait"
-	toolMM2    = "mm2"
+	toolStrait    = "strait"
+	toolMM2       = "mm2"
+	toolStraitEOS = "strait-eos"
+	toolMM2EOS    = "mm2-eos"
 )
+
+// allTools are the tools in the order reports list them: each replicator, then its
+// exactly-once variant.
+var allTools = []string{toolStrait, toolStraitEOS, toolMM2, toolMM2EOS}
+
+// baseTool is the replicator a tool runs: strait or mm2.
+func baseTool(tool string) string {
+	switch tool {
+	case toolStraitEOS:
+		return toolStrait
+	case toolMM2EOS:
+		return toolMM2
+	}
+	return tool
+}
+
+// eosVariant is the exactly-once variant of a replicator (strait -> strait-eos).
+func eosVariant(tool string) string { return tool + "-eos" }
+
+// isEOS reports whether tool writes B in transactions: an -eos variant, or Strait
+// with strait.exactly.once=true among -strait-props.
+func isEOS(tool, straitProps string) bool {
+	switch tool {
+	case toolStraitEOS, toolMM2EOS:
+		return true
+	case toolStrait:
+		return strings.Contains(strings.ReplaceAll(straitProps, " ", ""), "strait.exactly.once=true")
+	}
+	return false
+}
 
 // params are every knob of a run; they are written into the results as they were used.
 type params struct {
@@ -47,6 +82,11 @@ type params struct {
 	// number (1-based), all when empty.
 	MatrixScale float64 `json:"matrix_scale,omitempty"`
 	MatrixCells []int   `json:"matrix_cells,omitempty"`
+	// MatrixEOS are the replicators whose exactly-once variant the matrix's
+	// exactly-once cell (cell 1's workload) runs next to the default mode.
+	MatrixEOS []string `json:"matrix_eos,omitempty"`
+	// Nodes are the node counts of the nodes mode, each run -runs times, alternating.
+	Nodes []int `json:"nodes,omitempty"`
 
 	Records    int    `json:"records"`
 	RecordSize int    `json:"record_size_bytes"`
@@ -108,6 +148,8 @@ func defaultParams() params {
 		Phases:                 []string{phaseCopy, phaseLatency, phaseLimits},
 		Runs:                   3,
 		MatrixScale:            1,
+		MatrixEOS:              []string{toolStrait},
+		Nodes:                  []int{1, 2, 3},
 		Records:                2_000_000,
 		RecordSize:             1024,
 		Partitions:             8,
@@ -148,15 +190,17 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\nStrait versus Apache MirrorMaker 2 on two local Kafka clusters; see bench/README.md.\n\n")
 		fs.PrintDefaults()
 	}
-	var tools, phases, memParts, matrixCells string
+	var tools, phases, memParts, matrixCells, matrixEOS, nodes string
 	matrix := matrixFlag{}
-	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions) or all")
-	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2")
+	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions), nodes (Strait on 1, 2, 3 nodes sharing a flow; -nodes alone selects it) or all (compare, then memory)")
+	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2, and their exactly-once variants strait-eos, mm2-eos")
 	fs.StringVar(&phases, "phases", strings.Join(p.Phases, ","), "phases of the compare mode: copy, latency, limits")
 	fs.IntVar(&p.Runs, "runs", p.Runs, "copies of each cell per tool, alternating the tools (strait, mm2, strait, ...); the report shows median and range")
 	fs.Var(&matrix, "matrix", "run the workload matrix instead of one cell: -matrix (the reduced one, at most 15 minutes) or -matrix full (every combination, hours); see bench/README.md")
 	fs.Float64Var(&p.MatrixScale, "matrix-scale", p.MatrixScale, "multiply every matrix cell's backlog by this (e.g. 0.05 for a quick trial of the matrix)")
 	fs.StringVar(&matrixCells, "matrix-cells", "", "run only these matrix cells, by number (e.g. 1,4; -matrix lists them at the start)")
+	fs.StringVar(&matrixEOS, "matrix-eos", strings.Join(p.MatrixEOS, ","), "replicators whose exactly-once variant also runs on cell 1's workload (1 KiB x 8p, uncompressed), the matrix's exactly-once row: strait, strait,mm2 or none")
+	fs.StringVar(&nodes, "nodes", joinInts(p.Nodes), "nodes mode: node counts sharing the flow, each -runs times, alternating (Strait only; giving -nodes selects -mode nodes)")
 	fs.IntVar(&p.Records, "records", p.Records, "records in the backlog topic")
 	fs.IntVar(&p.RecordSize, "record-size", p.RecordSize, "value size in bytes of each record")
 	fs.IntVar(&p.Partitions, "partitions", p.Partitions, "partitions of the backlog and latency topics")
@@ -195,6 +239,8 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		}
 	}
 	p.Matrix = matrix.v
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return p, fmt.Errorf("unexpected arguments %q: every setting is a flag (see -h)", fs.Args())
 	}
@@ -207,6 +253,25 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	if p.MatrixCells, err = parseInts(matrixCells); err != nil {
 		return p, fmt.Errorf("-matrix-cells %q: %w", matrixCells, err)
 	}
+	if p.Nodes, err = parseInts(nodes); err != nil {
+		return p, fmt.Errorf("-nodes %q: %w", nodes, err)
+	}
+	p.MatrixEOS = splitList(matrixEOS)
+	if len(p.MatrixEOS) == 1 && p.MatrixEOS[0] == "none" {
+		p.MatrixEOS = nil
+	}
+	if set["nodes"] && !set["mode"] {
+		p.Mode = modeNodes
+	}
+	if p.Mode == modeNodes && !set["records"] {
+		// A fresh backlog per run (nodes.go): 1 GB keeps nine runs within a few minutes.
+		p.Records = nodesRecords
+	}
+	if p.Mode == modeNodes && !set["partitions"] {
+		// 12 partitions split evenly over 1, 2, 3 (and 4, 6) nodes: an uneven share
+		// would make the busiest node, not the node count, set the time.
+		p.Partitions = nodesPartitions
+	}
 	switch p.TargetCodec {
 	case targetSame:
 		p.TargetCodec = p.Codec
@@ -215,8 +280,6 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	}
 	if p.Matrix != matrixNone {
 		// The matrix's latency cell is shorter than a single comparison's, unless set.
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["latency-warmup"] {
 			p.LatencyWarmup.Duration = 5 * time.Second
 		}
@@ -240,16 +303,31 @@ func (p *params) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch p.Mode {
-	case modeCompare, modeMemory, modeAll:
+	case modeCompare, modeMemory, modeNodes, modeAll:
 	default:
-		bad("-mode %q: use compare, memory or all", p.Mode)
+		bad("-mode %q: use compare, memory, nodes or all", p.Mode)
 	}
-	if len(p.Tools) == 0 && p.Mode != modeMemory {
+	if len(p.Tools) == 0 && p.Mode != modeMemory && p.Mode != modeNodes {
 		bad("-tools is empty: name strait, mm2 or both")
 	}
 	for _, t := range p.Tools {
+		if !slices.Contains(allTools, t) {
+			bad("-tools: unknown tool %q: use strait, mm2, strait-eos and/or mm2-eos", t)
+		}
+	}
+	for _, t := range p.MatrixEOS {
 		if t != toolStrait && t != toolMM2 {
-			bad("-tools: unknown tool %q: use strait and/or mm2", t)
+			bad("-matrix-eos: unknown replicator %q: use strait, strait,mm2 or none", t)
+		}
+	}
+	if p.Mode == modeNodes {
+		if len(p.Nodes) == 0 {
+			bad("-nodes is empty: give node counts such as 1,2,3")
+		}
+		for _, n := range p.Nodes {
+			if n < 1 || n > maxNodes {
+				bad("-nodes: %d is not between 1 and %d", n, maxNodes)
+			}
 		}
 	}
 	for _, ph := range p.Phases {
@@ -356,6 +434,11 @@ func (p *params) matrixCells() []workload {
 	}
 	for i := range cells {
 		cells[i].Cell = i + 1
+		if cells[i].hasLimitTarget() {
+			for _, t := range p.MatrixEOS {
+				cells[i].EOS = append(cells[i].EOS, eosVariant(t))
+			}
+		}
 	}
 	return cells
 }

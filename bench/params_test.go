@@ -63,6 +63,62 @@ func TestParseParams(t *testing.T) {
 				return len(c) == 2 && c[0].RecordSize == 100 && c[0].Cell == 2 && c[1].Topics == 2000 && c[1].Cell == 7 && p.LatencyDuration.Duration == 30*time.Second
 			},
 		},
+		{
+			name: "nodes alone selects the nodes mode with its own backlog",
+			args: []string{"-nodes", "1,2,3"},
+			check: func(p params) bool {
+				return p.Mode == modeNodes && slices.Equal(p.Nodes, []int{1, 2, 3}) && p.Records == nodesRecords && p.Partitions == 12
+			},
+		},
+		{
+			name: "nodes mode with records set",
+			args: []string{"-mode", "nodes", "-nodes", "2", "-records", "5000", "-runs", "1", "-partitions", "8"},
+			check: func(p params) bool {
+				return p.Mode == modeNodes && slices.Equal(p.Nodes, []int{2}) && p.Records == 5000 && p.Partitions == 8
+			},
+		},
+		{
+			name:  "nodes mode with the default counts",
+			args:  []string{"-mode", "nodes"},
+			check: func(p params) bool { return slices.Equal(p.Nodes, []int{1, 2, 3}) && p.Records == nodesRecords },
+		},
+		{
+			name:  "nodes only matter in the nodes mode",
+			args:  []string{"-mode", "compare", "-nodes", "4"},
+			check: func(p params) bool { return p.Mode == modeCompare && p.Records == 2_000_000 && p.Partitions == 8 },
+		},
+		{name: "bad node count", args: []string{"-nodes", "1,0,9"}, wantErr: "-nodes: 0 is not between 1 and 8\n-nodes: 9 is not between 1 and 8"},
+		{name: "node count not a number", args: []string{"-nodes", "two"}, wantErr: `-nodes "two": "two" is not a whole number`},
+		{name: "nodes mode and matrix", args: []string{"-nodes", "2", "-matrix"}, wantErr: "-matrix runs in -mode compare only; drop -mode nodes"},
+		{
+			name: "the matrix's exactly-once row runs Strait by default",
+			args: []string{"-matrix", "-matrix-cells", "1,2"},
+			check: func(p params) bool {
+				c := p.cells()
+				return slices.Equal(c[0].EOS, []string{toolStraitEOS}) && len(c[1].EOS) == 0 &&
+					slices.Equal(c[0].tools(p.Tools), []string{toolStrait, toolStraitEOS, toolMM2})
+			},
+		},
+		{
+			name: "the exactly-once row with MM2's too",
+			args: []string{"-matrix", "-matrix-eos", "strait,mm2"},
+			check: func(p params) bool {
+				return slices.Equal(p.cells()[0].tools(p.Tools), []string{toolStrait, toolStraitEOS, toolMM2, toolMM2EOS})
+			},
+		},
+		{
+			name:  "no exactly-once row",
+			args:  []string{"-matrix", "-matrix-eos", "none"},
+			check: func(p params) bool { return len(p.MatrixEOS) == 0 && len(p.cells()[0].EOS) == 0 },
+		},
+		{
+			name: "exactly-once variants as tools of one cell",
+			args: []string{"-tools", "strait,strait-eos", "-phases", "copy"},
+			check: func(p params) bool {
+				return slices.Equal(p.cells()[0].tools(p.Tools), []string{toolStrait, toolStraitEOS})
+			},
+		},
+		{name: "bad exactly-once replicator", args: []string{"-matrix", "-matrix-eos", "strait-eos"}, wantErr: `-matrix-eos: unknown replicator "strait-eos": use strait, strait,mm2 or none`},
 		{name: "bad runs", args: []string{"-runs", "0"}, wantErr: "-runs 0: use 1 to 50"},
 		{name: "bad matrix value", args: []string{"-matrix=huge"}, wantErr: "use -matrix (reduced, at most 15 minutes) or -matrix full"},
 		{name: "cells without matrix", args: []string{"-matrix-cells", "1"}, wantErr: "-matrix-cells needs -matrix"},
@@ -92,7 +148,7 @@ func TestParseParams(t *testing.T) {
 		{name: "bad heap", args: []string{"-mm2-heap", "lots"}, wantErr: `-mm2-heap "lots"`},
 		{name: "bad memory partitions", args: []string{"-memory-partitions", "10,x"}, wantErr: `"x" is not a whole number`},
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
-		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory or all\n-records 0: must be at least 1"},
+		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory, nodes or all\n-records 0: must be at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

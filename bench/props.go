@@ -15,6 +15,12 @@ type flowSpec struct {
 	tuning               mm2Tuning
 	targetCodec          string // compression.type of the target producer; "" writes none (unset)
 	straitProps          string // key=value;... for Strait's file only
+	// cluster makes Strait's nodes share the flow (the nodes mode): every process
+	// started with the file joins the flow's group, each with an API port of its own.
+	cluster bool
+	// mm2RestPort is the port of MM2's internal REST server, which its exactly-once
+	// mode needs for fencing (mm2-eos only).
+	mm2RestPort int
 }
 
 // remoteTopic is the topic's name on the target under MM2's DefaultReplicationPolicy.
@@ -33,8 +39,9 @@ func (f flowSpec) remoteTopics() []string {
 }
 
 // wantedMM2Settings are the client settings the file gives MM2's data producer (to the
-// target) and its source consumers, as MM2 logs them in ProducerConfig and ConsumerConfig.
-func (f flowSpec) wantedMM2Settings() mm2Wanted {
+// target) and its source consumers, as MM2 logs them in ProducerConfig and ConsumerConfig;
+// with eos (mm2-eos) also read_committed sources and transactional producers.
+func (f flowSpec) wantedMM2Settings(eos bool) mm2Wanted {
 	t := f.tuning
 	w := mm2Wanted{
 		producerBootstrap: f.destBoot,
@@ -56,6 +63,10 @@ func (f flowSpec) wantedMM2Settings() mm2Wanted {
 	if t.IdempotentProduce {
 		w.producer["enable.idempotence"] = "true"
 		w.producer["max.in.flight.requests.per.connection"] = strconv.Itoa(t.MaxInFlight)
+	}
+	if eos {
+		w.consumer["isolation.level"] = "read_committed"
+		w.transactional = true
 	}
 	return w
 }
@@ -104,7 +115,28 @@ func (f flowSpec) properties(tool string) string {
 	if t.OffsetFlushMs > 0 {
 		w("%s.offset.flush.interval.ms = %d", f.target, t.OffsetFlushMs)
 	}
-	if tool == toolStrait && f.straitProps != "" {
+	if tool == toolMM2EOS {
+		w("# Exactly-once (KIP-618): transactional task producers, each transaction holding a poll's")
+		w("# records and their source offsets; fencing needs the internal REST server. (Not")
+		w("# exactly.once.support = required: the heartbeat and checkpoint connectors refuse it.)")
+		w("%s.exactly.once.source.support = enabled", f.target)
+		w("dedicated.mode.enable.internal.rest = true")
+		w("listeners = http://127.0.0.1:%d", f.mm2RestPort)
+		w("%s.consumer.isolation.level = read_committed", f.source)
+	}
+	if baseTool(tool) == toolStrait && (tool == toolStraitEOS || f.cluster) {
+		w("# Strait only:")
+	}
+	if tool == toolStraitEOS {
+		w("# exactly-once mode, a transaction committed every offset.flush.interval.ms (1 s by default),")
+		w("strait.exactly.once = true")
+	}
+	if baseTool(tool) == toolStrait && f.cluster {
+		w("# every process started with this file shares the flow, each with an API port of its own,")
+		w("strait.cluster.enabled = true")
+		w("strait.api.listen = 127.0.0.1:0")
+	}
+	if baseTool(tool) == toolStrait && f.straitProps != "" {
 		w("# Strait only (-strait-props):")
 		for _, kv := range strings.Split(f.straitProps, ";") {
 			if kv = strings.TrimSpace(kv); kv != "" {

@@ -19,6 +19,10 @@ func TestProperties(t *testing.T) {
 	f.tuning.TasksMax = 8
 	flush := f
 	flush.tuning.OffsetFlushMs = 1000
+	eos := f
+	eos.mm2RestPort = 18083
+	shared := f
+	shared.cluster = true
 	tests := []struct {
 		name string
 		flow flowSpec
@@ -28,6 +32,9 @@ func TestProperties(t *testing.T) {
 		{name: "mm2", flow: f, tool: toolMM2, want: "mm2.properties"},
 		{name: "strait", flow: f, tool: toolStrait, want: "strait.properties"},
 		{name: "offset flush", flow: flush, tool: toolMM2, want: "mm2-flush.properties"},
+		{name: "strait exactly-once", flow: eos, tool: toolStraitEOS, want: "strait-eos.properties"},
+		{name: "mm2 exactly-once", flow: eos, tool: toolMM2EOS, want: "mm2-eos.properties"},
+		{name: "strait nodes", flow: shared, tool: toolStrait, want: "strait-nodes.properties"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,17 +63,31 @@ func TestProperties(t *testing.T) {
 // writes for it, so a benchmark run cannot fail on its configuration.
 func TestStraitReadsProperties(t *testing.T) {
 	tests := []struct {
-		name string
-		file string
+		name    string
+		file    string
+		eos     bool
+		cluster bool
 	}{
 		{name: "strait", file: "strait.properties"},
 		{name: "mm2 file with the max.in.flight key", file: "mm2.properties"},
+		{name: "exactly-once", file: "strait-eos.properties", eos: true},
+		{name: "several nodes", file: "strait-nodes.properties", cluster: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := config.Load(filepath.Join("testdata", tt.file), config.LoadOptions{Clusters: []string{"B1"}})
 			if err != nil {
 				t.Fatalf("config.Load(%s): %v", tt.file, err)
+			}
+			flows := cfg.EnabledFlows()
+			if len(flows) != 1 {
+				t.Fatalf("config.Load(%s): %d flows, want 1", tt.file, len(flows))
+			}
+			if got := flows[0].ExactlyOnce; got != tt.eos {
+				t.Errorf("config.Load(%s): exactly-once %v, want %v", tt.file, got, tt.eos)
+			}
+			if got := flows[0].ClusterEnabled; got != tt.cluster {
+				t.Errorf("config.Load(%s): cluster enabled %v, want %v", tt.file, got, tt.cluster)
 			}
 			for _, w := range cfg.Warnings {
 				t.Logf("warning: %s", w.String())

@@ -35,7 +35,9 @@ type results struct {
 	Cells           []cellResult    `json:"cells,omitempty"`
 	Latency         []latencyResult `json:"latency,omitempty"`
 	Memory          []copyResult    `json:"memory,omitempty"`
-	Error           string          `json:"error,omitempty"`
+	// Nodes is the nodes mode: Strait on several nodes sharing a flow.
+	Nodes *nodesResult `json:"nodes,omitempty"`
+	Error string       `json:"error,omitempty"`
 	// Chart is the file name of the throughput chart beside the report, when one is drawn.
 	Chart string `json:"chart,omitempty"`
 }
@@ -84,7 +86,11 @@ func (res *results) markdown() string {
 	if m.StraitDirty {
 		dirty = ", uncommitted changes"
 	}
-	w("# Strait vs Apache MirrorMaker 2, %s", res.Started.Format("2006-01-02 15:04 UTC"))
+	if p.Mode == modeNodes {
+		w("# Strait on several nodes sharing a flow, %s", res.Started.Format("2006-01-02 15:04 UTC"))
+	} else {
+		w("# Strait vs Apache MirrorMaker 2, %s", res.Started.Format("2006-01-02 15:04 UTC"))
+	}
 	w("")
 	w("Strait %s (commit %.12s%s) · Apache Kafka and MM2 %s · %s, %d cores, %.1f GiB · Linux %s · %s · %s",
 		m.StraitVersion, m.StraitCommit, dirty, m.KafkaVersion, m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.GoVersion, m.JavaVersion)
@@ -99,18 +105,23 @@ func (res *results) markdown() string {
 		w("")
 		w("**The run failed; the tables hold what finished.** Error: `%s`", firstLine(res.Error))
 	}
-	if wu := res.Warmup; wu != nil {
+	if wu := res.Warmup; wu != nil && p.Mode == modeNodes {
+		w("")
+		w("Before the first run Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first run does not meet brokers whose JIT is still compiling. Every run then starts its nodes once the machine's dirty pages are written back (sync(2)).", float64(wu.Bytes)/1e6, wu.Seconds)
+	} else if wu != nil {
 		w("")
 		w("Before the first cell Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first run of the first cell, a Strait run, does not meet brokers whose JIT is still compiling (MM2's first run already came after one). Every copy run then starts once the machine's dirty pages are written back (sync(2)): the preload and the previous run leave up to a gigabyte of writeback, which throttled the run right after them, always Strait's first.", float64(wu.Bytes)/1e6, wu.Seconds)
 	}
 	res.matrixTable(w)
 	res.ceilingsTable(w)
+	res.eosTable(w)
 	if len(res.Cells) == 1 {
 		res.copyTable(w, &res.Cells[0])
 	}
 	res.limitsTable(w)
 	res.latencyTable(w)
 	res.memoryTable(w)
+	res.nodesTable(w)
 	res.tuning(w)
 	return b.String()
 }
@@ -141,12 +152,14 @@ func (res *results) copyTable(w func(string, ...any), c *cellResult) {
 	}
 	w("")
 	var tools []string
-	for _, t := range []string{toolStrait, toolMM2} {
+	for _, t := range allTools {
 		if _, ok := c.Summary[t]; ok {
 			tools = append(tools, t)
 		}
 	}
-	both := len(tools) == 2
+	_, okS := c.Summary[toolStrait]
+	_, okM := c.Summary[toolMM2]
+	both := okS && okM
 	head, sep := "| |", "|---|"
 	for _, t := range tools {
 		head += " " + t + " |"
@@ -409,6 +422,18 @@ func (res *results) tuning(w func(string, ...any)) {
 	w("")
 	w("## How the tools ran")
 	w("")
+	if p.Mode == modeNodes {
+		w("Every node of a run is `strait run -c FILE --clusters <target>` on the same file, Strait's defaults plus the lines below `# Strait only` (each run has its own cluster aliases, so no topic or group of one run collides with another's). The harness writes the file MM2 would read too, as in its comparisons; Strait warns about the keys it has no use for (batch.size, tasks.max). The file of the first run:")
+		if res.Properties != "" {
+			w("")
+			w("```properties")
+			w("%s```", res.Properties)
+		}
+		w("")
+		w("Parameters: records %d, record size %d B, partitions %d, codec %s, target codec %s, %s, node counts %s, copy timeout %s, broker heap %s.",
+			p.Records, p.RecordSize, p.Partitions, p.Codec, p.TargetCodec, keysText(p.KeySpread), joinInts(p.Nodes), p.CopyTimeout.Duration, p.BrokerHeap)
+		return
+	}
 	w("Both tools read the same MM2 properties file per run; each run has its own cluster aliases (A1->B1, A2->B2, ...), so no remote topic, internal topic or group of one run can collide with another's. MM2 runs in dedicated mode (`org.apache.kafka.connect.mirror.MirrorMaker --clusters <target>`) through `scripts/kafka.sh mm2`, which execs the JVM with `%s`. Strait runs `strait run -c FILE --clusters <target>` with its defaults; keys it has no use for (batch.size, tasks.max) only produce a warning. See bench/README.md for why each setting.", res.MM2JVM)
 	if res.Properties != "" {
 		w("")

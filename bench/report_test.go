@@ -88,6 +88,26 @@ func TestMarkdown(t *testing.T) {
 			c.summarizeCell()
 			r.Error = "copy run of mm2: exited\nmore"
 		}, want: "report-strait-only.md"},
+		{name: "matrix with the exactly-once row", mutate: func(r *results) {
+			r.Params.Matrix, r.Latency, r.Memory = matrixReduced, nil, nil
+			c := &r.Cells[0]
+			c.Workload.EOS = []string{toolStraitEOS, toolMM2EOS}
+			for _, cp := range slices.Clone(c.Copies) {
+				cp.Tool = eosVariant(cp.Tool)
+				cp.WallSeconds, cp.SteadyCPUSeconds = cp.WallSeconds*1.25, cp.SteadyCPUSeconds*1.3
+				cp.TargetOffsets = cp.TargetRecords + 80
+				cp.derive()
+				c.Copies = append(c.Copies, cp)
+			}
+			c.summarizeCell()
+		}, want: "report-eos.md"},
+		{name: "nodes mode", mutate: func(r *results) {
+			r.Params.Mode, r.Params.Records, r.Params.Nodes = modeNodes, 1_000_000, []int{1, 2, 3}
+			r.Cells, r.Latency, r.Memory = nil, nil, nil
+			r.Warmup = &warmupResult{Bytes: 307_200_000, Seconds: 4.1}
+			r.Nodes = sampleNodes()
+			r.Properties = "clusters = A2, B2\nstrait.cluster.enabled = true\n"
+		}, want: "report-nodes.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,6 +122,9 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 		if err := r.memory(ctx); err != nil {
 			return err
 		}
+	}
+	if r.p.Mode == modeNodes {
+		return r.nodes(ctx)
 	}
 	return nil
 }
@@ -315,6 +319,13 @@ func (r *runner) nextFlow(ts topicSet, targetCodec string) flowSpec {
 
 // launch writes the flow's properties and starts tool on it.
 func (r *runner) launch(tool string, f flowSpec) (*proc, error) {
+	if tool == toolMM2EOS {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		f.mm2RestPort = port
+	}
 	base := filepath.Join(r.work, fmt.Sprintf("%s-%s", f.source, tool))
 	props := base + ".properties"
 	if err := os.WriteFile(props, []byte(f.properties(tool)), 0o644); err != nil {
@@ -324,7 +335,7 @@ func (r *runner) launch(tool string, f flowSpec) (*proc, error) {
 		r.res.Properties, r.res.mm2Props = f.properties(tool), tool == toolMM2
 	}
 	r.log.Info("starting replicator", "tool", tool, "flow", f.source+"->"+f.target, "topic", f.topic, "log", base+".log")
-	switch tool {
+	switch baseTool(tool) {
 	case toolStrait:
 		return launchStrait(r.bin, props, f.target, base+".log")
 	case toolMM2:
@@ -354,4 +365,15 @@ func mbps(bytes int64, seconds float64) float64 {
 		return 0
 	}
 	return float64(bytes) / 1e6 / seconds
+}
+
+// freePort returns a TCP port on loopback that nothing listens on right now (MM2's
+// internal REST server takes it a moment later).
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

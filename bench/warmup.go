@@ -25,7 +25,8 @@ type warmupResult struct {
 // a franz-go client alone did not warm them enough). MM2's first run
 // already comes after a Strait run; with this, Strait's does too.
 func (r *runner) warmBrokers(ctx context.Context) (*warmupResult, error) {
-	if !slices.Contains(r.p.Tools, toolStrait) {
+	straitRuns := slices.ContainsFunc(r.p.Tools, func(t string) bool { return baseTool(t) == toolStrait })
+	if !straitRuns && r.p.Mode != modeNodes {
 		return nil, nil
 	}
 	began := time.Now()
