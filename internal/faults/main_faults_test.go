@@ -35,6 +35,14 @@ var envOptions = kafkatest.Options{
 		"log.cleaner.backoff.ms": "1000",
 		// 32 MiB maps 1.2 million keys per cleaning, enough here, in a small heap.
 		"log.cleaner.dedupe.buffer.size": "33554432",
+		// Exactly-once mode on several nodes: the open transaction of a node killed or
+		// stopped (SIGSTOP) holds its partitions' last stable offset, and with it
+		// read_committed readers and the node that takes them over, until the
+		// coordinator aborts it. It looks for transactions past their
+		// transaction.timeout.ms (6 s in those tests) every
+		// transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by
+		// default: look every second, so the timeout alone decides.
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	},
 }
 

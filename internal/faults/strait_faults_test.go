@@ -4,9 +4,11 @@ package faults
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"strait/internal/api"
 	"strait/internal/kafkatest"
 )
 
@@ -25,6 +28,9 @@ type flow struct {
 	alias string // the source's alias: the prefix of remote topics and of Strait's group
 	src   *kafkatest.Cluster
 	dst   *kafkatest.Cluster
+	// exactlyOnce runs the flow in exactly-once mode (strait.exactly.once): it copies
+	// in transactions, and the tests read the target read_committed.
+	exactlyOnce bool
 }
 
 // flowA is the flow from the one-broker source; flowC from the three-broker one.
@@ -42,6 +48,9 @@ func (f flow) remote(topic string) string { return f.alias + "." + topic }
 // appended (later keys win).
 func (f flow) config(t *testing.T, topics string, extra ...string) string {
 	t.Helper()
+	if f.exactlyOnce {
+		extra = append([]string{"strait.exactly.once = true"}, extra...)
+	}
 	props := fmt.Sprintf(`clusters = %[1]s, B
 %[1]s.bootstrap.servers = %[2]s
 B.bootstrap.servers = %[3]s
@@ -212,6 +221,47 @@ func (s *strait) errorAbout(topic string, partition int32, what *regexp.Regexp) 
 		}
 	}
 	return ""
+}
+
+// apiURL is the base URL of the process's API, once it logged it ("" before).
+func (s *strait) apiURL() string {
+	for _, l := range s.logs() {
+		if l.attrs["msg"] == "api listening" {
+			u, _ := l.attrs["url"].(string)
+			return u
+		}
+	}
+	return ""
+}
+
+// flowView reads flow f as the process's API shows it (/api/v1/flows): its share of a
+// flow shared by several nodes, its transactions in exactly-once mode.
+func (s *strait) flowView(ctx context.Context, f flow) (api.FlowView, error) {
+	base := s.apiURL()
+	if base == "" {
+		return api.FlowView{}, errors.New("the API's address is not logged yet")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/flows", nil)
+	if err != nil {
+		return api.FlowView{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return api.FlowView{}, fmt.Errorf("reading the flows: %w", err)
+	}
+	defer resp.Body.Close()
+	var v api.FlowsView
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return api.FlowView{}, fmt.Errorf("decoding the flows (HTTP %s): %w", resp.Status, err)
+	}
+	for _, fl := range v.Flows {
+		if fl.Name == f.alias+"->B" {
+			return fl, nil
+		}
+	}
+	return api.FlowView{}, fmt.Errorf("no flow %s->B", f.alias)
 }
 
 func tail(s string, lines int) string {

@@ -175,7 +175,7 @@ func (l *load) start(t *testing.T, rate, limit int) {
 				return
 			case <-ticker.C:
 			}
-			for range perTick {
+			for range min(perTick, limit-n) {
 				l.mu.Lock()
 				r := l.record(p)
 				l.mu.Unlock()
