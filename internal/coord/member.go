@@ -144,6 +144,21 @@ func (m *Member) Lease() bool {
 	return m.leaseLocked()
 }
 
+// LeaseUntil is when the lease ends, by the monotonic clock: two thirds of
+// the session timeout after the last heartbeat the broker accepted was
+// sent, while the member holds its work; the zero time when it does not. A
+// produce request carries it as its deadline, so that a request that
+// waited past it (the process frozen with the request queued) is never
+// written.
+func (m *Member) LeaseUntil() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.s.held || m.s.heartbeat.IsZero() {
+		return time.Time{}
+	}
+	return m.s.heartbeat.Add(m.leaseTerm())
+}
+
 func (m *Member) leaseLocked() bool {
 	return m.s.held && !m.s.heartbeat.IsZero() && m.now().Sub(m.s.heartbeat) < m.leaseTerm()
 }

@@ -332,6 +332,11 @@ func TestLease(t *testing.T) {
 			if got := m.Lease(); got != tt.want {
 				t.Errorf("Lease = %v, want %v", got, tt.want)
 			}
+			// LeaseUntil, which produce requests carry as their deadline,
+			// says the same by the same clock.
+			if until := m.LeaseUntil(); c.Now().Before(until) != tt.want {
+				t.Errorf("LeaseUntil = %v at %v, want the lease %v", until, c.Now(), tt.want)
+			}
 		})
 	}
 }

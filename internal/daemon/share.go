@@ -36,7 +36,7 @@ import (
 //     the target, so that the data plane learns the topics the holder
 //     created.
 //
-// A node that lost its membership (or its lease: coord.Member.Lease) writes
+// A node that lost its membership (or its lease: coord.Member.LeaseUntil) writes
 // nothing: both paths check the lease before they send, and commits carry
 // the generation, so the broker refuses a fenced node's progress.
 type share struct {
@@ -380,7 +380,7 @@ func unitList(units map[coord.Unit]bool) string {
 func (s *share) startMirror(ctx context.Context, units map[coord.Unit]bool, wg *sync.WaitGroup) chan error {
 	r := &runningMirror{units: units, done: make(chan error, 1)}
 	cfg := s.f.mirrorCfg
-	cfg.Share = mirror.Share{Owns: r.owns, Lease: s.member.Lease, Generation: s.member.Generation}
+	cfg.Share = mirror.Share{Owns: r.owns, LeaseUntil: s.member.LeaseUntil, Generation: s.member.Generation}
 	r.m = mirror.New(cfg, s.f.mirrorClients, s.d.log)
 	s.mu.Lock()
 	r.m.Update(slices.Collect(maps.Values(s.ready)), nil)

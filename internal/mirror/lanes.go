@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -100,6 +101,13 @@ func (l *lanes) run(lane laneKey, reqs chan laneReq, wake chan struct{}) {
 	defer l.wg.Done()
 	cl := l.clients[lane.conn]
 	for r := range reqs {
+		if deadline, ok := r.ctx.Deadline(); ok && !time.Now().Before(deadline) {
+			// The node's lease ended while the request waited here (a
+			// frozen process resumed): another node may own the partitions
+			// now. franz-go checks the context once more before it writes.
+			r.done(nil, errLeaseLapsed)
+			continue
+		}
 		var before uint64
 		if l.ordered {
 			before = l.writes[lane.conn].count(lane.broker)
@@ -180,3 +188,7 @@ func (w *produceWrites) OnBrokerWrite(meta kgo.BrokerMetadata, key int16, _ int,
 		}
 	}
 }
+
+// errLeaseLapsed fails a produce request that waited in its lane until the
+// node's lease lapsed: it is never written (see lanes.run).
+var errLeaseLapsed = errors.New("the node's lease in the flow's group lapsed before the request was written")

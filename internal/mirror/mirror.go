@@ -103,10 +103,11 @@ type Share struct {
 	// asked once per partition, when the partition appears. Nil: every
 	// partition.
 	Owns func(topic string, partition int32) bool
-	// Lease reports whether the node may write now: false once its group
-	// membership may have lapsed, so that a node that was stopped past its
-	// session timeout writes nothing when it resumes. Nil: always.
-	Lease func() bool
+	// LeaseUntil is when the node's right to write ends: its group
+	// membership may have lapsed from then on, so that a node that was
+	// stopped past its session timeout writes nothing when it resumes. The
+	// zero time: no lease now. Nil: always.
+	LeaseUntil func() time.Time
 	// Generation gives the group generation and member id that every
 	// progress commit carries: the broker rejects the commits of a node
 	// fenced out of the group. ok false commits nothing. Nil: commits
@@ -120,7 +121,7 @@ func (s Share) owns(topic string, partition int32) bool {
 }
 
 // leased reports whether the node may write data now.
-func (s Share) leased() bool { return s.Lease == nil || s.Lease() }
+func (s Share) leased() bool { return s.LeaseUntil == nil || time.Now().Before(s.LeaseUntil()) }
 
 // Provenance is how a flow takes part in active-active replication
 // (internal/provenance): it registers every producer id it writes with on

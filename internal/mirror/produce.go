@@ -211,13 +211,27 @@ func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 	}
 	f.producing[lane]++
 	f.running++
+	ctx, cancel := f.requestContext(ctx)
 	f.lanes.send(ctx, lane, req, func(resp kmsg.Response, err error) {
+		cancel()
 		pd := produceDone{lane: lane, batches: refs, err: err}
 		if err == nil {
 			pd.resp = resp.(*kmsg.ProduceResponse)
 		}
 		f.events <- pd
 	})
+}
+
+// requestContext is a produce request's context: it ends where the node's
+// lease ends (Share.LeaseUntil), so that a request that waited past it (in
+// its lane, or in franz-go's queue while the process was frozen) is never
+// written: another node may own its partitions by then, and the broker
+// cannot fence an idempotent producer of another id.
+func (f *forwarder) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.deps.Share.LeaseUntil == nil {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, f.deps.Share.LeaseUntil())
 }
 
 // takeHead removes and returns the head of the queue.
