@@ -90,40 +90,60 @@ func (r *runningMirror) owns(topic string, partition int32) bool {
 	return r.units[coord.Unit{Topic: topic, Partition: partition}]
 }
 
-// rateMeter measures each owned partition's bytes per second from the
-// running mirror's byte counts, for the leader's balance.
+// rateMeter measures how fast the source of each owned partition grows,
+// in bytes per second, for the leader's balance: its end offsets' growth
+// times the mean size of the records copied. The copy's own rate would
+// weigh a partition catching up after a takeover or a pause at many times
+// its real load, and it starts from zero with every mirror; the source's
+// end offsets go on across mirrors.
 type rateMeter struct {
-	of      *mirror.Mirror // whose counts samples hold
 	samples map[coord.Unit]rateSample
 }
 
-// rateSample is a partition's copied bytes when they were last read, and
-// the rate measured then (-1: not yet).
+// rateSample is a partition's source end offset when it was last read,
+// the rate measured then (-1: not yet) and the mean record size known
+// (bytes copied over records copied; 0: none copied yet).
 type rateSample struct {
-	bytes int64
-	at    time.Time
-	rate  float64
+	end         int64
+	at          time.Time
+	rate        float64
+	recordBytes float64
 }
 
 // rateWindow is the least time between two samples of a rate.
 const rateWindow = time.Second
 
-// measure takes the byte counts of mirror m's partitions at now and
-// returns the rates known: a partition's rate needs two of its samples at
-// least rateWindow apart under the same mirror, since a new mirror counts
-// from zero.
-func (r *rateMeter) measure(m *mirror.Mirror, bytes map[coord.Unit]int64, now time.Time) map[coord.Unit]float64 {
-	if m != r.of || r.samples == nil {
-		r.of, r.samples = m, map[coord.Unit]rateSample{}
+// measure takes the owned partitions' status at now and returns the rates
+// known: a partition's rate needs two samples of its end offset at least
+// rateWindow apart and a record copied; an end that moved back (the topic
+// recreated) starts over.
+func (r *rateMeter) measure(parts []mirror.PartitionStatus, now time.Time) map[coord.Unit]float64 {
+	if r.samples == nil {
+		r.samples = map[coord.Unit]rateSample{}
 	}
 	out := map[coord.Unit]float64{}
-	for u, b := range bytes {
+	for _, p := range parts {
+		if p.End < 0 {
+			continue // not fetched yet
+		}
+		u := coord.Unit{Topic: p.Topic, Partition: p.Partition}
 		prev, ok := r.samples[u]
+		size := prev.recordBytes
+		if p.Records > 0 {
+			size = float64(p.Bytes) / float64(p.Records)
+		}
 		switch {
-		case !ok:
-			r.samples[u] = rateSample{bytes: b, at: now, rate: -1}
+		case !ok || p.End < prev.end:
+			r.samples[u] = rateSample{end: p.End, at: now, rate: -1, recordBytes: size}
 		case now.Sub(prev.at) >= rateWindow:
-			r.samples[u] = rateSample{bytes: b, at: now, rate: float64(b-prev.bytes) / now.Sub(prev.at).Seconds()}
+			rate := -1.0
+			if size > 0 {
+				rate = float64(p.End-prev.end) * size / now.Sub(prev.at).Seconds()
+			}
+			r.samples[u] = rateSample{end: p.End, at: now, rate: rate, recordBytes: size}
+		default:
+			prev.recordBytes = size
+			r.samples[u] = prev
 		}
 		if rate := r.samples[u].rate; rate >= 0 {
 			out[u] = rate
@@ -203,19 +223,15 @@ func (s *share) work(context.Context) ([]coord.Unit, error) {
 	return s.unitsLocked(), nil
 }
 
-// measureRates gives the bytes per second each owned partition copied
-// (coord.Config.Rates).
+// measureRates gives how fast the source of each owned partition grows,
+// in bytes per second (coord.Config.Rates).
 func (s *share) measureRates() map[coord.Unit]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current == nil {
 		return nil
 	}
-	bytes := map[coord.Unit]int64{}
-	for _, p := range s.current.m.Status().Partitions {
-		bytes[coord.Unit{Topic: p.Topic, Partition: p.Partition}] = p.Bytes
-	}
-	return s.rates.measure(s.current.m, bytes, time.Now())
+	return s.rates.measure(s.current.m.Status().Partitions, time.Now())
 }
 
 // assigned takes the member's new assignment (coord.Config.OnAssign): what
