@@ -1,7 +1,7 @@
 # Strait: make build release image fmt lint test test-integration test-faults fuzz bench ci
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZTIME    ?= 10s
+FUZZTIME    ?= 6s
 BENCHFLAGS  ?=
 
 # The version and commit `strait version` prints, linked into every build below.

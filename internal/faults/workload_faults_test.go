@@ -58,6 +58,10 @@ func newLoad(t *testing.T, c *kafkatest.Cluster, topic string, partitions int32,
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(20_000),
+		// A broker that restarts (TestBrokerBounce) may close a new connection right
+		// after its first request; franz-go fails the records then unless told that
+		// such an EOF is retriable (the load's producer has no SASL to get wrong).
+		kgo.AlwaysRetryEOF(),
 	}, opts...)...)
 	t.Cleanup(func() { l.stop(t) })
 	return l
