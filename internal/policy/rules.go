@@ -57,6 +57,11 @@ type rule struct {
 	rebuild []piece          // the source name from the groups the replacement holds
 	inverse []*regexp.Regexp // the replacement as a regex, greedy then ungreedy
 	refs    []int            // group of each capture of inverse, in order
+	// groups holds, when the replacement uses a group more than once, each
+	// group's own regex, anchored: candidates then splits a remote name by
+	// search, as neither inverse finds a split where the copies are equal
+	// in the middle (${0}0${0} of 000000000000, found by the fuzzer).
+	groups map[int]*regexp.Regexp
 	tree    *syntax.Regexp   // the parsed pattern
 }
 
@@ -375,6 +380,24 @@ func (r *rule) buildInverse() string {
 		r.refs = append(r.refs, p.group)
 	}
 	b.WriteString("$")
+	seen := map[int]bool{}
+	for _, g := range r.refs {
+		if seen[g] && r.groups == nil {
+			r.groups = map[int]*regexp.Regexp{}
+			for _, g := range r.refs {
+				sub := plain(groupTree(r.tree, g)).String()
+				if optional[g] {
+					sub = "(?:" + sub + ")?"
+				}
+				re, err := regexp.Compile("^(?:" + sub + ")$")
+				if err != nil {
+					return irreversible("a group cannot be read back as a regex: " + err.Error())
+				}
+				r.groups[g] = re
+			}
+		}
+		seen[g] = true
+	}
 	for _, flags := range []string{"", "(?U)"} {
 		inv, err := regexp.Compile(flags + b.String())
 		if err != nil {
@@ -598,6 +621,9 @@ func (r *rule) candidates(remote string) []string {
 		}
 		return nil
 	}
+	if r.groups != nil {
+		return r.splits(remote)
+	}
 	var out []string
 	for _, inv := range r.inverse {
 		m := inv.FindStringSubmatch(remote)
@@ -628,6 +654,59 @@ func (r *rule) candidates(remote string) []string {
 	}
 	return out
 }
+
+// splits returns the source names a rule whose replacement uses a group more than once
+// could have given remote: every way of cutting remote into the replacement's literal text
+// and group values, each value matching its group's regex and every copy of a group equal.
+// Topic names are at most 249 characters, and such rules have few groups.
+func (r *rule) splits(remote string) []string {
+	vals := map[int]string{}
+	var out []string
+	var walk func(i int, rest string)
+	walk = func(i int, rest string) {
+		if len(out) >= maxSplits {
+			return
+		}
+		if i == len(r.tmpl) {
+			if rest == "" {
+				var b strings.Builder
+				for _, p := range r.rebuild {
+					if p.group < 0 {
+						b.WriteString(p.lit)
+					} else {
+						b.WriteString(vals[p.group])
+					}
+				}
+				out = append(out, b.String())
+			}
+			return
+		}
+		p := r.tmpl[i]
+		switch v, known := vals[p.group]; {
+		case p.group < 0:
+			if strings.HasPrefix(rest, p.lit) {
+				walk(i+1, rest[len(p.lit):])
+			}
+		case known:
+			if strings.HasPrefix(rest, v) {
+				walk(i+1, rest[len(v):])
+			}
+		default:
+			for n := 0; n <= len(rest); n++ {
+				if v := rest[:n]; r.groups[p.group].MatchString(v) {
+					vals[p.group] = v
+					walk(i+1, rest[n:])
+					delete(vals, p.group)
+				}
+			}
+		}
+	}
+	walk(0, remote)
+	return out
+}
+
+// maxSplits bounds the candidates splits returns for one remote name.
+const maxSplits = 64
 
 // Invert returns a source topic that the rules give the remote name remote (Rename(topic) ==
 // remote); false when no rule gives that name. When several topics get that name (which

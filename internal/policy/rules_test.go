@@ -142,6 +142,9 @@ func TestRulesInvert(t *testing.T) {
 		{name: "reordered groups", text: "re:^([a-z]+)\\.(.*)$=$2.$1", remote: "orders.v2.team", want: "team.orders.v2"},
 		{name: "group used twice", text: "re:^(.*)$=$1-$1", remote: "a-a", want: "a"},
 		{name: "group used twice, different", text: "re:^(.*)$=$1-$1", remote: "a-b"},
+		// Neither a greedy nor an ungreedy inverse finds the cut in the middle: the
+		// fuzzer's ${0}0${0} of 000000000000 (testdata/fuzz/FuzzParseRules).
+		{name: "group used twice around its own text", text: "re:^(.*)$=$1x$1", remote: "xxxxx", want: "xx"},
 		{name: "$0", text: "re:^.*-raw$=$0.copy", remote: "x-raw.copy", want: "x-raw"},
 		{name: "$0 whose source does not match", text: "re:^.*-raw$=$0.copy", remote: "x-cooked.copy"},
 		{name: "fixed-length adjacent groups", text: "re:^([0-9]{4})-(.*)$=$1$2", remote: "2024orders", want: "2024-orders"},
