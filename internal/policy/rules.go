@@ -62,7 +62,7 @@ type rule struct {
 	// search, as neither inverse finds a split where the copies are equal
 	// in the middle (${0}0${0} of 000000000000, found by the fuzzer).
 	groups map[int]*regexp.Regexp
-	tree    *syntax.Regexp   // the parsed pattern
+	tree   *syntax.Regexp // the parsed pattern
 }
 
 // piece is literal text (group < 0) or a group of the match.
