@@ -160,14 +160,7 @@ func (r *runner) nodes(ctx context.Context) error {
 	}
 	r.res.Warmup = wu
 	r.res.Properties = "" // the warm-up's: the report shows the nodes' file instead
-	target := targetDifferent
-	switch p.TargetCodec {
-	case "":
-		target = targetUnset
-	case p.Codec:
-		target = targetSame
-	}
-	w := workload{Cell: 1, RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: target, TargetCodec: p.TargetCodec, Records: p.Records}
+	w := workload{Cell: 1, RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: p.targetMode(), TargetCodec: p.TargetCodec, Records: p.Records}
 	r.res.Nodes = &nodesResult{Workload: w}
 	keys := p.KeySpread
 	if keys > 0 && keys < p.Partitions {

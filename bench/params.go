@@ -445,16 +445,21 @@ func (p *params) matrixCells() []workload {
 
 // cells are the workloads the compare mode runs: the matrix's (those -matrix-cells picks),
 // or the one the flags describe.
+// targetMode is how the flags' target codec stands to the source codec:
+// targetUnset, targetSame or targetDifferent.
+func (p *params) targetMode() string {
+	switch p.TargetCodec {
+	case "":
+		return targetUnset
+	case p.Codec:
+		return targetSame
+	}
+	return targetDifferent
+}
+
 func (p *params) cells() []workload {
 	if p.Matrix == matrixNone {
-		target := targetDifferent
-		switch p.TargetCodec {
-		case "":
-			target = targetUnset
-		case p.Codec:
-			target = targetSame
-		}
-		w := workload{Cell: 1, RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: target,
+		w := workload{Cell: 1, RecordSize: p.RecordSize, Partitions: p.Partitions, Topics: 1, Codec: p.Codec, Target: p.targetMode(),
 			TargetCodec: p.TargetCodec, Records: p.Records, Limits: true}
 		return []workload{w}
 	}

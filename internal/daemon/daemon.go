@@ -74,13 +74,13 @@ func New(cfg *config.Config, opts Options) *Daemon {
 // progress of the flow from source.
 func ProgressGroup(source string) string { return "strait-" + source }
 
-// TransactionalID is the transactional id of a flow's producer in
+// transactionalID is the transactional id of a flow's producer in
 // exactly-once mode: its progress group and "0" for a node that runs the
 // flow alone, so that a restart fences its predecessor (and aborts its open
 // transaction) at once; and the node's name (nodeID) when several nodes
 // share the flow, where the group generation fences a node that lost its
 // share (KIP-447) and each node needs its own id.
-func TransactionalID(group string, shared bool) string {
+func transactionalID(group string, shared bool) string {
 	if shared {
 		return group + "-" + nodeID()
 	}
@@ -564,7 +564,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	}
 	if fc.ExactlyOnce {
 		f.mirrorCfg.Transactions = &mirror.Transactions{
-			ID: TransactionalID(group, fc.ClusterEnabled), Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout,
+			ID: transactionalID(group, fc.ClusterEnabled), Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout,
 		}
 	}
 	if !fc.ClusterEnabled {

@@ -70,23 +70,12 @@ func TestShutdownDeadlineBoundsAnExactlyOnceStop(t *testing.T) {
 func TestLatestResumesWhereItBeganAfterAnAbort(t *testing.T) {
 	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(1, "orders"))
 	var injecting atomic.Bool
-	var failed atomic.Int64
 	injecting.Store(true)
-	b.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		b.KeepControl()
-		r := req.(*kmsg.EndTxnRequest)
-		if !injecting.Load() || !r.Commit {
-			return nil, nil, false
-		}
-		failed.Add(1)
-		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
-		resp.ErrorCode = kerr.UnknownServerError.Code
-		return resp, nil, true
-	})
+	failed := failEndTxnCommits(b, injecting.Load)
 	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce(t, src, "orders", 1, 0, 10) // before the flow: skipped by latest
 	cfg := fakeConfig(t, a, b, "strait.exactly.once = true\nB.offset.flush.interval.ms = 100\nA->B.consumer.auto.offset.reset = latest")
-	_, stop := runDaemon(t, cfg)
+	d, stop := runDaemon(t, cfg)
 	kafkatest.Eventually(t, 30*time.Second, func() error {
 		if failed.Load() == 0 {
 			return fmt.Errorf("the flow has not tried to commit yet")
@@ -102,17 +91,7 @@ func TestLatestResumesWhereItBeganAfterAnAbort(t *testing.T) {
 		return nil
 	})
 	injecting.Store(false)
-	adm := kadm.NewClient(client(t, b))
-	kafkatest.Eventually(t, 30*time.Second, func() error {
-		stored, err := adm.FetchOffsets(t.Context(), ProgressGroup("A"))
-		if err != nil {
-			return err
-		}
-		if o, ok := stored.Lookup("A.orders", 0); !ok || o.At < 30 {
-			return fmt.Errorf("progress %v", o.At)
-		}
-		return nil
-	})
+	waitProgressAtEnd(t, a, b, d, "orders", 30*time.Second) // 30: the 10 before the flow and the 20 after
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,20 +133,5 @@ func TestIndexRecordsSplitBelowTheTopicLimit(t *testing.T) {
 	}
 	cfg := fakeConfig(t, a, b, "strait.exactly.once = true\nB.offset.flush.interval.ms = 2000")
 	d, _ := runDaemon(t, cfg)
-	srcEnds, err := kadm.NewClient(client(t, a)).ListEndOffsets(t.Context(), "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, _ := srcEnds.Lookup("orders", 0)
-	kafkatest.Eventually(t, 30*time.Second, func() error {
-		st := flowStatus(d)
-		stored, err := badm.FetchOffsets(t.Context(), ProgressGroup("A"))
-		if err != nil {
-			return fmt.Errorf("%w (%d transactions committed, %d aborted)", err, st.Transactions, st.AbortedTransactions)
-		}
-		if o, ok := stored.Lookup("A.orders", 0); !ok || o.At < end.Offset {
-			return fmt.Errorf("progress %v of %d (%d transactions committed, %d aborted)", o.At, end.Offset, st.Transactions, st.AbortedTransactions)
-		}
-		return nil
-	})
+	waitProgressAtEnd(t, a, b, d, "orders", 30*time.Second)
 }

@@ -30,20 +30,10 @@ import (
 // aborted transaction never counts.
 func TestAbortedTransactionsAreCopiedAgainOnce(t *testing.T) {
 	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(4, "orders"))
-	var ends, failed atomic.Int64
+	var ends atomic.Int64
 	var injecting atomic.Bool
 	injecting.Store(true)
-	b.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		b.KeepControl()
-		r := req.(*kmsg.EndTxnRequest)
-		if !injecting.Load() || !r.Commit || ends.Add(1)%3 != 0 {
-			return nil, nil, false // kfake ends it
-		}
-		failed.Add(1)
-		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
-		resp.ErrorCode = kerr.UnknownServerError.Code
-		return resp, nil, true
-	})
+	failed := failEndTxnCommits(b, func() bool { return injecting.Load() && ends.Add(1)%3 == 0 })
 	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	const total = 8000
 	cfg := fakeConfig(t, a, b, "strait.exactly.once = true\nB.offset.flush.interval.ms = 50")
@@ -52,24 +42,7 @@ func TestAbortedTransactionsAreCopiedAgainOnce(t *testing.T) {
 		produce(t, src, "orders", 4, from, 200)
 		time.Sleep(50 * time.Millisecond) // spread the records over many transactions
 	}
-	adm := kadm.NewClient(client(t, b))
-	srcEnds, err := kadm.NewClient(src).ListEndOffsets(t.Context(), "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kafkatest.Eventually(t, time.Minute, func() error {
-		stored, err := adm.FetchOffsets(t.Context(), ProgressGroup("A"))
-		if err != nil {
-			return err
-		}
-		var lag error
-		srcEnds.Each(func(o kadm.ListedOffset) {
-			if s, ok := stored.Lookup("A.orders", o.Partition); !ok || s.At < o.Offset {
-				lag = fmt.Errorf("orders[%d]: progress %d of %d", o.Partition, s.At, o.Offset)
-			}
-		})
-		return lag
-	})
+	waitProgressAtEnd(t, a, b, d, "orders", time.Minute)
 	st := flowStatus(d)
 	// The last transaction, at the stop, commits: no failure is injected
 	// once one more attempt has committed after the last injection.
@@ -111,6 +84,50 @@ func TestAbortedTransactionsAreCopiedAgainOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// failEndTxnCommits answers UNKNOWN_SERVER_ERROR, on target b, to every
+// EndTxn that commits while fail says so (kfake ends the others), and
+// returns the count of those it failed.
+func failEndTxnCommits(b *kfake.Cluster, fail func() bool) *atomic.Int64 {
+	var failed atomic.Int64
+	b.ControlKey(int16(kmsg.EndTxn), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		b.KeepControl()
+		r := req.(*kmsg.EndTxnRequest)
+		if !r.Commit || !fail() {
+			return nil, nil, false
+		}
+		failed.Add(1)
+		resp := r.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp, nil, true
+	})
+	return &failed
+}
+
+// waitProgressAtEnd waits until the flow A->B's committed progress reaches
+// the end of every partition of topic on a, as listed now.
+func waitProgressAtEnd(t *testing.T, a, b *kfake.Cluster, d *Daemon, topic string, timeout time.Duration) {
+	t.Helper()
+	srcEnds, err := kadm.NewClient(client(t, a)).ListEndOffsets(t.Context(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(client(t, b))
+	kafkatest.Eventually(t, timeout, func() error {
+		st := flowStatus(d)
+		stored, err := adm.FetchOffsets(t.Context(), ProgressGroup("A"))
+		if err != nil {
+			return fmt.Errorf("%w (%d transactions committed, %d aborted)", err, st.Transactions, st.AbortedTransactions)
+		}
+		var lag error
+		srcEnds.Each(func(o kadm.ListedOffset) {
+			if s, ok := stored.Lookup("A."+topic, o.Partition); !ok || s.At < o.Offset {
+				lag = fmt.Errorf("%s[%d]: progress %d of %d (%d transactions committed, %d aborted)", topic, o.Partition, s.At, o.Offset, st.Transactions, st.AbortedTransactions)
+			}
+		})
+		return lag
+	})
 }
 
 // flowStatus is the status of the daemon's only replicating flow.

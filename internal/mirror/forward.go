@@ -312,7 +312,7 @@ func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
 	if f.txn != nil {
 		f.stepTxn(produceCtx, now)
 	}
-	// Without the lease (Share.Lease) nothing is sent: the node may have
+	// Without the lease (Share.LeaseUntil) nothing is sent: the node may have
 	// been fenced out of the flow's group while it stood still. A stopping
 	// transaction still sends again what it sent before, so it can commit.
 	sending := !f.stopFetching || f.txn != nil && f.failed == nil && !f.txn.finished

@@ -355,9 +355,7 @@ func (m *Mirror) Update(ready []Topic, gone []string) {
 		m.pendingAdd, m.pendingGone = map[string]Topic{}, map[string]bool{}
 	}
 	for _, t := range ready {
-		if prev, ok := m.pendingAdd[t.Source]; !ok || t.Partitions > prev.Partitions {
-			m.pendingAdd[t.Source] = t
-		}
+		m.addPendingLocked(t)
 		delete(m.pendingGone, t.Source)
 	}
 	for _, name := range gone {
@@ -368,6 +366,14 @@ func (m *Mirror) Update(ready []Topic, gone []string) {
 	select {
 	case m.wake <- struct{}{}:
 	default:
+	}
+}
+
+// addPendingLocked queues topic t for applyUpdates, keeping the larger
+// partition count of what is queued already. The caller holds pendingMu.
+func (m *Mirror) addPendingLocked(t Topic) {
+	if prev, ok := m.pendingAdd[t.Source]; !ok || t.Partitions > prev.Partitions {
+		m.pendingAdd[t.Source] = t
 	}
 }
 
@@ -622,8 +628,8 @@ func (m *Mirror) resetAttempt() {
 		m.pendingAdd, m.pendingGone = map[string]Topic{}, map[string]bool{}
 	}
 	for _, t := range topics {
-		if prev, ok := m.pendingAdd[t.Source]; !m.pendingGone[t.Source] && (!ok || t.Partitions > prev.Partitions) {
-			m.pendingAdd[t.Source] = t
+		if !m.pendingGone[t.Source] {
+			m.addPendingLocked(t)
 		}
 	}
 	m.pendingMu.Unlock()
@@ -740,7 +746,7 @@ type recordPoll struct {
 	// franz-go's buffer draining to waitBytes (-1: not waited for).
 	waitBrokers map[int32]int64
 	waitBytes   int64
-	// leaseWait: a backlog waits for the node's lease (Share.Lease).
+	// leaseWait: a backlog waits for the node's lease (Share.LeaseUntil).
 	leaseWait bool
 }
 

@@ -83,7 +83,7 @@ type producerTxn struct {
 // last transaction are written, a coordinator moving).
 const txnRetryMax = time.Second
 
-// retry calls try until it succeeds, fails for good, or ctx ends: try
+// retryTxn calls try until it succeeds, fails for good, or ctx ends: try
 // reports the error and whether trying again may help.
 func retryTxn(ctx context.Context, what string, try func() (error, bool)) error {
 	backoff := 10 * time.Millisecond

@@ -642,17 +642,23 @@ func (r *rule) candidates(remote string) []string {
 		if !consistent {
 			continue
 		}
-		var b strings.Builder
-		for _, p := range r.rebuild {
-			if p.group < 0 {
-				b.WriteString(p.lit)
-			} else {
-				b.WriteString(vals[p.group])
-			}
-		}
-		out = append(out, b.String())
+		out = append(out, r.source(vals))
 	}
 	return out
+}
+
+// source rebuilds a source name from the values of the groups the
+// replacement uses.
+func (r *rule) source(vals map[int]string) string {
+	var b strings.Builder
+	for _, p := range r.rebuild {
+		if p.group < 0 {
+			b.WriteString(p.lit)
+		} else {
+			b.WriteString(vals[p.group])
+		}
+	}
+	return b.String()
 }
 
 // splits returns the source names a rule whose replacement uses a group more than once
@@ -669,15 +675,7 @@ func (r *rule) splits(remote string) []string {
 		}
 		if i == len(r.tmpl) {
 			if rest == "" {
-				var b strings.Builder
-				for _, p := range r.rebuild {
-					if p.group < 0 {
-						b.WriteString(p.lit)
-					} else {
-						b.WriteString(vals[p.group])
-					}
-				}
-				out = append(out, b.String())
+				out = append(out, r.source(vals))
 			}
 			return
 		}
