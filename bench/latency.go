@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -208,6 +211,12 @@ func (r *runner) latencyRun(ctx context.Context, tool string, g *generator) (lat
 	if p.LatencyTimestamps == stampLogAppend && readers[0].logAppend != readers[0].received {
 		return res, fmt.Errorf("%d of %d records on source topic %q lack LogAppendTime timestamps: the latency baseline would be wrong", readers[0].received-readers[0].logAppend, readers[0].received, topic)
 	}
+	if r.p.KeepLogs {
+		path := filepath.Join(r.work, fmt.Sprintf("%s-%s-latency.csv", f.source, tool))
+		if err := writeLatencySamples(path, readers[0], readers[1], load.WarmRecords, load.Records); err != nil {
+			return res, err
+		}
+	}
 	r.log.Info("latency run done", "tool", tool, "target_p50_ms", res.Target.P50Ms, "target_p99_ms", res.Target.P99Ms, "source_p99_ms", res.Source.P99Ms, "missing", res.Target.Missing)
 	return res, nil
 }
@@ -310,6 +319,38 @@ func (rd *latencyReader) run(ctx context.Context) {
 			rd.count.Add(1)
 		})
 	}
+}
+
+// writeLatencySamples writes, for -keep, one line per record of the measured
+// window: its number, its timestamp and its latency on A and on B
+// (microseconds; -1 when a reader did not see it), so that the tail can be
+// set against the tools' logs and the brokers' GC pauses.
+func writeLatencySamples(path string, src, tgt *latencyReader, from, produced int64) error {
+	byStamp := func(rd *latencyReader) map[int64]int64 {
+		m := make(map[int64]int64, len(rd.samples))
+		for _, s := range rd.samples {
+			m[s.stamp] = s.us
+		}
+		return m
+	}
+	a, b := byStamp(src), byStamp(tgt)
+	var sb strings.Builder
+	sb.WriteString("record,timestamp_ms,a_us,b_us\n")
+	for s := from; s < produced; s++ {
+		la, ok := a[s]
+		if !ok {
+			la = -1
+		}
+		lb, ok := b[s]
+		if !ok {
+			lb = -1
+		}
+		fmt.Fprintf(&sb, "%d,%d,%d,%d\n", s, src.ts[s], la, lb)
+	}
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		return fmt.Errorf("writing the latency samples: %w", err)
+	}
+	return nil
 }
 
 // sample is one record's latency.

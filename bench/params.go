@@ -225,7 +225,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.StringVar(&p.StraitBin, "strait-bin", "", "use this strait binary instead of building ./cmd/strait")
 	fs.StringVar(&p.StraitProps, "strait-props", "", "extra properties for Strait's file only, key=value;key=value (e.g. strait.fast.path=false)")
 	fs.StringVar(&p.OutDir, "out", p.OutDir, "directory for <timestamp>.md, <timestamp>.json and latest.md (relative to the repository root)")
-	fs.BoolVar(&p.KeepLogs, "keep", false, "keep the clusters' dir and the tools' logs after the run")
+	fs.BoolVar(&p.KeepLogs, "keep", false, "keep the clusters' dir, the tools' logs and each latency run's per-record latencies (CSV) after the run")
 	fs.StringVar(&p.Rerender, "rerender", "", "rewrite the report of this stored <stamp>.json with the current path rules and targets (no new measurement)")
 	if err := fs.Parse(args); err != nil {
 		return p, err
