@@ -160,22 +160,28 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 // assemble writes a batch of header h and the records section recs (in
 // h's codec), computing h's length and CRC.
 func assemble(h *Header, recs []byte) []byte {
-	h.Length = int32(HeaderSize + len(recs) - 12)
 	nb := make([]byte, HeaderSize, HeaderSize+len(recs))
-	binary.BigEndian.PutUint64(nb[offBaseOffset:], uint64(h.BaseOffset))
-	binary.BigEndian.PutUint32(nb[offLength:], uint32(h.Length))
-	binary.BigEndian.PutUint32(nb[offLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
-	nb[offMagic] = 2
-	binary.BigEndian.PutUint16(nb[offAttributes:], uint16(h.Attributes))
-	binary.BigEndian.PutUint32(nb[offLastOffsetDelta:], uint32(h.LastOffsetDelta))
-	binary.BigEndian.PutUint64(nb[offFirstTimestamp:], uint64(h.FirstTimestamp))
-	binary.BigEndian.PutUint64(nb[offMaxTimestamp:], uint64(h.MaxTimestamp))
-	binary.BigEndian.PutUint64(nb[offProducerID:], uint64(h.ProducerID))
-	binary.BigEndian.PutUint16(nb[offProducerEpoch:], uint16(h.ProducerEpoch))
-	binary.BigEndian.PutUint32(nb[offBaseSequence:], uint32(h.BaseSequence))
-	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(h.NumRecords))
 	nb = append(nb, recs...)
-	h.CRC = crc32.Checksum(nb[offAttributes:], castagnoli)
-	binary.BigEndian.PutUint32(nb[offCRC:], h.CRC)
+	writeHeader(nb, h)
 	return nb
+}
+
+// writeHeader writes h into the first HeaderSize bytes of b, the batch
+// whose records section follows, with h's length and CRC computed from b.
+func writeHeader(b []byte, h *Header) {
+	h.Length = int32(len(b) - 12)
+	binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(h.BaseOffset))
+	binary.BigEndian.PutUint32(b[offLength:], uint32(h.Length))
+	binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	b[offMagic] = 2
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes))
+	binary.BigEndian.PutUint32(b[offLastOffsetDelta:], uint32(h.LastOffsetDelta))
+	binary.BigEndian.PutUint64(b[offFirstTimestamp:], uint64(h.FirstTimestamp))
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(h.MaxTimestamp))
+	binary.BigEndian.PutUint64(b[offProducerID:], uint64(h.ProducerID))
+	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(h.ProducerEpoch))
+	binary.BigEndian.PutUint32(b[offBaseSequence:], uint32(h.BaseSequence))
+	binary.BigEndian.PutUint32(b[offNumRecords:], uint32(h.NumRecords))
+	h.CRC = crc32.Checksum(b[offAttributes:], castagnoli)
+	binary.BigEndian.PutUint32(b[offCRC:], h.CRC)
 }

@@ -129,6 +129,9 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
+		if f.canSend(fp, leader, now) {
+			f.coalesce(fp, f.sendLimit(fp, leader)-len(fp.sent))
+		}
 		lane := laneKey{leader, fp.conn % f.lanes.conns()}
 		next := 0 // the first request this partition's next batch may join
 		for taken := 0; taken < len(fp.queue) && f.canSendNth(fp, leader, now, taken); taken++ {
