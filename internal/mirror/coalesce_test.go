@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"strait/internal/batch"
 	"strait/internal/offsets"
 )
@@ -99,5 +101,43 @@ func TestCoalesceLeavesUndecodableBatches(t *testing.T) {
 	}
 	if !batch.Mergeable(x.fp.queue[0].h) {
 		t.Fatal("the first batch should still be mergeable")
+	}
+}
+
+// A partition with little queued sends on its broker's first connection,
+// shared with the others; one with a backlog on a connection of its own.
+// It moves only once nothing it sent is in flight; a backlog waits for
+// that to move to its own connection.
+func TestLaneFollowsTheBacklog(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.lanes = &lanes{clients: make([]*kgo.Client, 4), ordered: true}
+	x.fp.conn = 6 // connection 2 of 4 when it has a backlog
+	lane := func() (int, bool) {
+		l, ok := x.f.laneOf(x.fp, 1)
+		if l.broker != 1 {
+			t.Fatalf("lane to broker %d, want 1", l.broker)
+		}
+		return l.conn, ok
+	}
+	if conn, ok := lane(); conn != 0 || !ok {
+		t.Fatalf("idle partition: connection %d (may send %v), want 0", conn, ok)
+	}
+	x.fp.sent = []*qbatch{{}}
+	x.fp.queueBytes = spreadBytes
+	if conn, ok := lane(); conn != 0 || ok {
+		t.Fatalf("backlog with a batch in flight on connection 0: connection %d, may send %v; want to wait on 0", conn, ok)
+	}
+	x.fp.sent = nil
+	if conn, ok := lane(); conn != 2 || !ok {
+		t.Fatalf("backlog, nothing in flight: connection %d (may send %v), want 2", conn, ok)
+	}
+	x.fp.sent = []*qbatch{{}}
+	x.fp.queueBytes = 100
+	if conn, ok := lane(); conn != 2 || !ok {
+		t.Fatalf("drained with a batch in flight on connection 2: connection %d (may send %v), want 2", conn, ok)
+	}
+	x.fp.sent = nil
+	if conn, ok := lane(); conn != 0 || !ok {
+		t.Fatalf("drained, nothing in flight: connection %d (may send %v), want 0", conn, ok)
 	}
 }

@@ -89,7 +89,8 @@ type fastPart struct {
 	queueBytes int       // queued and sent, until acknowledged
 	sent       []*qbatch // in flight, in sequence order (produce.go)
 	sentTo     int32     // the target broker of sent
-	conn       int       // its produce connection (lanes), fixed for its life
+	conn       int       // its produce connection (lanes) when it has a backlog
+	lane       int       // the connection of the batches in sent (laneOf)
 	sendIDs    uint64    // numbers each send, to match its answer
 	rewind     bool      // a sent batch failed: waiting for the rest of sent
 	oooRetried bool      // an out-of-sequence head batch was sent once more
