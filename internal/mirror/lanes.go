@@ -16,7 +16,8 @@ import (
 // broker serves one connection's requests one at a time, so a single
 // connection would put every append of a target broker on one of its
 // request threads (MM2, with one producer per task, has as many
-// connections as tasks). A partition always uses the same connection. A partition's pipelined batches must reach the
+// connections as tasks). A partition keeps one connection while it has
+// batches in flight (laneOf): its pipelined batches must reach the
 // broker in sequence order, or every one after a swap fails out of
 // sequence and is sent again. franz-go's Broker.Request blocks until the
 // response, so each request runs in its own goroutine, and goroutines do
