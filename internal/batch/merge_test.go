@@ -61,13 +61,13 @@ func TestMergeKeepsEveryRecord(t *testing.T) {
 	if err != nil || rebuilt.Header.FirstTimestamp == parts[0].Header.FirstTimestamp {
 		t.Fatalf("rebuilding: %v, first timestamp %d", err, rebuilt.Header.FirstTimestamp)
 	}
-	add(Part{Data: rebuilt.Data, Header: rebuilt.Header, Runs: rebuilt.Runs})
+	add(Part(rebuilt))
 	sparse := at(t, rebuildCases[0].batch(t, None), 130)
 	rb, err := r.Rebuild(sparse.Data, sparse.Header, 130, None)
 	if err != nil {
 		t.Fatal(err)
 	}
-	add(Part{Data: rb.Data, Header: rb.Header, Runs: rb.Runs})
+	add(Part(rb))
 	add(at(t, build(t, recs[25:40], None, attrTransactional), 200))
 
 	got, err := Merge(parts)
