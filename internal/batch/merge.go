@@ -1,7 +1,6 @@
 package batch
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -60,11 +59,10 @@ func Merge(parts []Part) (Rebuilt, error) {
 	}
 	out := make([]byte, HeaderSize, size+16)
 	var (
-		runs    []Run
-		n       int64
-		first   int64
-		maxTS   = int64(math.MinInt64)
-		scratch [2 * binary.MaxVarintLen64]byte
+		runs  []Run
+		n     int64
+		first int64
+		maxTS = int64(math.MinInt64)
 	)
 	for pi, p := range parts {
 		h := p.Header
@@ -82,32 +80,17 @@ func Merge(parts []Part) (Rebuilt, error) {
 			if i == h.NumRecords {
 				return fail(i, fmt.Sprintf("more records than the %d its header says", h.NumRecords))
 			}
-			length, k := binary.Varint(rest)
-			if k <= 0 || length < 1 || int64(len(rest)-k) < length {
-				return fail(i, "bad length")
+			rec, err := nextRecord(&rest)
+			if err != nil {
+				return fail(i, err.Error())
 			}
-			body := rest[k : k+int(length)]
-			rest = rest[k+int(length):]
-			tsDelta, k1 := binary.Varint(body[1:])
-			if k1 <= 0 {
-				return fail(i, "bad timestamp delta")
-			}
-			_, k2 := binary.Varint(body[1+k1:])
-			if k2 <= 0 {
-				return fail(i, "bad offset delta")
-			}
-			ts := h.FirstTimestamp + tsDelta
+			ts := h.FirstTimestamp + rec.tsDelta
 			if pi == 0 && i == 0 {
 				first = ts
 			}
 			maxTS = max(maxTS, ts)
-			fields := binary.PutVarint(scratch[:], ts-first)
-			fields += binary.PutVarint(scratch[fields:], n)
-			tail := body[1+k1+k2:]
-			out = binary.AppendVarint(out, int64(1+fields+len(tail)))
-			out = append(out, body[0])
-			out = append(out, scratch[:fields]...)
-			out = append(out, tail...)
+			rec.tsDelta, rec.offDelta = ts-first, n
+			out = appendRecord(out, rec)
 			n++
 		}
 		if i != h.NumRecords {

@@ -88,30 +88,22 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 		if i == h.NumRecords {
 			return fail(fmt.Errorf("more records than the %d its header says", h.NumRecords))
 		}
-		length, n := binary.Varint(rest)
-		if n <= 0 || length < 1 || int64(len(rest)-n) < length {
-			return fail(fmt.Errorf("record %d: bad length", i))
+		rec, err := nextRecord(&rest)
+		if err == nil && (rec.offDelta < 0 || rec.offDelta > int64(h.LastOffsetDelta)) {
+			err = errors.New("bad offset delta")
 		}
-		body := rest[n : n+int(length)]
-		rest = rest[n+int(length):]
-		attr := body[0]
-		tsDelta, n1 := binary.Varint(body[1:])
-		if n1 <= 0 {
-			return fail(fmt.Errorf("record %d: bad timestamp delta", i))
+		if err != nil {
+			return fail(fmt.Errorf("record %d: %w", i, err))
 		}
-		offDelta, n2 := binary.Varint(body[1+n1:])
-		if n2 <= 0 || offDelta < 0 || offDelta > int64(h.LastOffsetDelta) {
-			return fail(fmt.Errorf("record %d: bad offset delta", i))
-		}
-		offset := h.BaseOffset + offDelta
+		offset := h.BaseOffset + rec.offDelta
 		if offset < from {
 			continue
 		}
-		ts := h.FirstTimestamp + tsDelta
+		ts := h.FirstTimestamp + rec.tsDelta
 		if h.LogAppendTime() {
 			ts = h.MaxTimestamp
 		}
-		recs = append(recs, kept{ts: ts, rest: body[1+n1+n2:], attr: attr})
+		recs = append(recs, kept{ts: ts, rest: rec.rest, attr: rec.attr})
 		if l := len(runs) - 1; l >= 0 && runs[l].Offset+runs[l].Count == offset {
 			runs[l].Count++
 		} else {
@@ -128,13 +120,7 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 	}
 	out := r.built[:0]
 	for i, k := range recs {
-		var fields [2 * binary.MaxVarintLen64]byte
-		n := binary.PutVarint(fields[:], k.ts-first)
-		n += binary.PutVarint(fields[n:], int64(i))
-		out = binary.AppendVarint(out, int64(1+n+len(k.rest)))
-		out = append(out, k.attr)
-		out = append(out, fields[:n]...)
-		out = append(out, k.rest...)
+		out = appendRecord(out, record{attr: k.attr, tsDelta: k.ts - first, offDelta: int64(i), rest: k.rest})
 	}
 	r.built = out[:0] // kept for the next batch
 	if to != None {
@@ -155,6 +141,46 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 
 	nb := assemble(&nh, out)
 	return Rebuilt{Data: nb, Header: nh, Runs: runs}, nil
+}
+
+// record is one record of an uncompressed records section, read as far
+// as Rebuild and Merge need: its attributes and deltas, then its key,
+// value and headers as bytes.
+type record struct {
+	attr              byte
+	tsDelta, offDelta int64
+	rest              []byte
+}
+
+// nextRecord reads the record at the start of *raw and moves *raw past it.
+func nextRecord(raw *[]byte) (record, error) {
+	rest := *raw
+	length, n := binary.Varint(rest)
+	if n <= 0 || length < 1 || int64(len(rest)-n) < length {
+		return record{}, errors.New("bad length")
+	}
+	body := rest[n : n+int(length)]
+	*raw = rest[n+int(length):]
+	tsDelta, n1 := binary.Varint(body[1:])
+	if n1 <= 0 {
+		return record{}, errors.New("bad timestamp delta")
+	}
+	offDelta, n2 := binary.Varint(body[1+n1:])
+	if n2 <= 0 {
+		return record{}, errors.New("bad offset delta")
+	}
+	return record{attr: body[0], tsDelta: tsDelta, offDelta: offDelta, rest: body[1+n1+n2:]}, nil
+}
+
+// appendRecord appends r, with its length, to a records section.
+func appendRecord(out []byte, r record) []byte {
+	var fields [2 * binary.MaxVarintLen64]byte
+	n := binary.PutVarint(fields[:], r.tsDelta)
+	n += binary.PutVarint(fields[n:], r.offDelta)
+	out = binary.AppendVarint(out, int64(1+n+len(r.rest)))
+	out = append(out, r.attr)
+	out = append(out, fields[:n]...)
+	return append(out, r.rest...)
 }
 
 // assemble writes a batch of header h and the records section recs (in

@@ -75,10 +75,5 @@ func merge(qs []*qbatch) (*qbatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	last := qs[len(qs)-1]
-	next := last.next
-	if last.runs == nil {
-		next = last.h.NextOffset()
-	}
-	return &qbatch{data: m.Data, h: m.Header, runs: m.Runs, next: next, seq: -1}, nil
+	return &qbatch{data: m.Data, h: m.Header, runs: m.Runs, next: qs[len(qs)-1].next, seq: -1}, nil
 }

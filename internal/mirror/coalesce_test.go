@@ -66,7 +66,7 @@ func TestCoalesceMergesQueuedBatches(t *testing.T) {
 			x.f.applySkips(x.fp)
 			continue
 		}
-		q.pid, x.fp.sentTo = x.f.pid, 1
+		q.pid, x.fp.sentOn = x.f.pid, laneKey{broker: 1}
 		x.fp.sendIDs++
 		q.sendID = x.fp.sendIDs
 		x.fp.sent = append(x.fp.sent, q)
@@ -122,7 +122,8 @@ func TestLaneFollowsTheBacklog(t *testing.T) {
 	if conn, ok := lane(); conn != 0 || !ok {
 		t.Fatalf("idle partition: connection %d (may send %v), want 0", conn, ok)
 	}
-	x.fp.sent = []*qbatch{{}}
+	send := func(conn int) { x.fp.sent, x.fp.sentOn = []*qbatch{{}}, laneKey{1, conn} }
+	send(0)
 	x.fp.queueBytes = spreadBytes
 	if conn, ok := lane(); conn != 0 || ok {
 		t.Fatalf("backlog with a batch in flight on connection 0: connection %d, may send %v; want to wait on 0", conn, ok)
@@ -131,7 +132,7 @@ func TestLaneFollowsTheBacklog(t *testing.T) {
 	if conn, ok := lane(); conn != 2 || !ok {
 		t.Fatalf("backlog, nothing in flight: connection %d (may send %v), want 2", conn, ok)
 	}
-	x.fp.sent = []*qbatch{{}}
+	send(2)
 	x.fp.queueBytes = 100
 	if conn, ok := lane(); conn != 2 || !ok {
 		t.Fatalf("drained with a batch in flight on connection 2: connection %d (may send %v), want 2", conn, ok)

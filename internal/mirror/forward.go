@@ -88,9 +88,8 @@ type fastPart struct {
 	queue      []*qbatch
 	queueBytes int       // queued and sent, until acknowledged
 	sent       []*qbatch // in flight, in sequence order (produce.go)
-	sentTo     int32     // the target broker of sent
+	sentOn     laneKey   // the target broker and connection of sent
 	conn       int       // its produce connection (lanes) when it has a backlog
-	lane       int       // the connection of the batches in sent (laneOf)
 	sendIDs    uint64    // numbers each send, to match its answer
 	rewind     bool      // a sent batch failed: waiting for the rest of sent
 	oooRetried bool      // an out-of-sequence head batch was sent once more
@@ -119,9 +118,9 @@ type qbatch struct {
 	skip bool
 	seq  int32 // -1 until sent
 	pid  int64 // producer id the sequence belongs to
-	// A rebuilt batch: the source offsets of its records, and the source
-	// offset after the batch it was rebuilt from. runs is nil for a batch
-	// forwarded as fetched, whose records are at h's offsets.
+	// runs are the source offsets of its records when it was rebuilt or
+	// merged; nil for a batch forwarded as fetched, whose records are at
+	// h's offsets. next is the source offset after it (enqueue).
 	runs []batch.Run
 	next int64
 
@@ -880,6 +879,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 // enqueue queues a batch to send, as fetched or rebuilt, and moves the
 // partition's fetch offset to next, the source offset after it.
 func (f *forwarder) enqueue(fp *fastPart, q *qbatch, next int64) {
+	q.next = next
 	fp.queue = append(fp.queue, q)
 	fp.p.timing.fetched(q.h.FirstTimestamp, q.h.MaxTimestamp, int(q.h.NumRecords), time.Now())
 	fp.queueBytes += len(q.data)

@@ -566,7 +566,7 @@ func TestPipelineOpensOnlyAfterAnAck(t *testing.T) {
 	x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil), encodeBatch(5, 2, 0, -1, nil))), 0)
 	answer := func(res sendResult) {
 		q := x.fp.takeHead()
-		q.pid, x.fp.sentTo = x.f.pid, 1
+		q.pid, x.fp.sentOn = x.f.pid, laneKey{broker: 1}
 		x.fp.sendIDs++
 		q.sendID = x.fp.sendIDs
 		x.fp.sent = append(x.fp.sent, q)

@@ -108,7 +108,7 @@ func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
 		return false
 	case len(fp.sent) >= f.sendLimit(fp, leader) || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return false
-	case len(fp.sent) > 0 && (fp.sentTo != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
+	case len(fp.sent) > 0 && (fp.sentOn.broker != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
 		return false // a leader change or a new producer id waits for the old sends
 	}
 	return true
@@ -182,14 +182,14 @@ func (f *forwarder) laneOf(fp *fastPart, leader int32) (laneKey, bool) {
 	own := fp.conn % f.lanes.conns()
 	backlog := fp.queueBytes >= spreadBytes
 	switch {
-	case len(fp.sent) == 0 && backlog:
-		fp.lane = own
-	case len(fp.sent) == 0:
-		fp.lane = 0
-	case backlog && fp.lane != own:
-		return laneKey{leader, fp.lane}, false
+	case len(fp.sent) > 0:
+		// Its batches in flight hold it on their connection (canSend
+		// holds it while they go to another broker).
+		return laneKey{leader, fp.sentOn.conn}, !backlog || fp.sentOn.conn == own
+	case backlog:
+		return laneKey{leader, own}, true
 	}
-	return laneKey{leader, fp.lane}, true
+	return laneKey{leader, 0}, true
 }
 
 // canSendNth reports whether fp may send its queued batch n (0 is the
@@ -228,7 +228,7 @@ func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 		fp.sendIDs++
 		q.sendID, q.result = fp.sendIDs, sendResult{}
 		fp.sent = append(fp.sent, q)
-		fp.sentTo = lane.broker
+		fp.sentOn = lane
 		remote := fp.p.topic.Remote
 		i, ok := topics[remote]
 		if !ok {
@@ -367,7 +367,7 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 		q := fp.sent[0]
 		fp.sent = popFront(fp.sent)
 		f.ack(fp, q, q.result.base)
-		fp.confirmed, fp.confirmedBy, fp.confirmedPid = true, fp.sentTo, q.pid
+		fp.confirmed, fp.confirmedBy, fp.confirmedPid = true, fp.sentOn.broker, q.pid
 	}
 	for _, q := range fp.sent {
 		if q.result.state == sendFailed {
@@ -479,7 +479,7 @@ func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
 	if q.runs != nil {
 		p.ackRebuilt(q.runs, tgtBase, q.next)
 	} else {
-		p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.h.NextOffset())
+		p.ackBatch(q.h.BaseOffset, tgtBase, int64(q.h.LastOffsetDelta)+1, q.next)
 	}
 	p.records.Add(int64(q.h.NumRecords))
 	p.bytes.Add(int64(len(q.data)))

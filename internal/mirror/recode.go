@@ -188,7 +188,7 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 		fp.next = h.NextOffset()
 		return true
 	}
-	f.enqueue(fp, &qbatch{data: rb.Data, h: rb.Header, seq: -1, runs: rb.Runs, next: h.NextOffset()}, h.NextOffset())
+	f.enqueue(fp, &qbatch{data: rb.Data, h: rb.Header, seq: -1, runs: rb.Runs}, h.NextOffset())
 	return true
 }
 

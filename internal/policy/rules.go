@@ -380,23 +380,22 @@ func (r *rule) buildInverse() string {
 		r.refs = append(r.refs, p.group)
 	}
 	b.WriteString("$")
-	seen := map[int]bool{}
-	for _, g := range r.refs {
-		if seen[g] && r.groups == nil {
-			r.groups = map[int]*regexp.Regexp{}
-			for _, g := range r.refs {
-				sub := plain(groupTree(r.tree, g)).String()
-				if optional[g] {
-					sub = "(?:" + sub + ")?"
-				}
-				re, err := regexp.Compile("^(?:" + sub + ")$")
-				if err != nil {
-					return irreversible("a group cannot be read back as a regex: " + err.Error())
-				}
-				r.groups[g] = re
+	if usesAGroupTwice(r.refs) {
+		r.groups = map[int]*regexp.Regexp{}
+		for _, g := range r.refs {
+			if r.groups[g] != nil {
+				continue
 			}
+			sub := plain(groupTree(r.tree, g)).String()
+			if optional[g] {
+				sub = "(?:" + sub + ")?"
+			}
+			re, err := regexp.Compile("^(?:" + sub + ")$")
+			if err != nil {
+				return irreversible("a group cannot be read back as a regex: " + err.Error())
+			}
+			r.groups[g] = re
 		}
-		seen[g] = true
 	}
 	for _, flags := range []string{"", "(?U)"} {
 		inv, err := regexp.Compile(flags + b.String())
@@ -701,6 +700,18 @@ func (r *rule) splits(remote string) []string {
 	}
 	walk(0, remote)
 	return out
+}
+
+// usesAGroupTwice reports whether refs names a group more than once.
+func usesAGroupTwice(refs []int) bool {
+	seen := map[int]bool{}
+	for _, g := range refs {
+		if seen[g] {
+			return true
+		}
+		seen[g] = true
+	}
+	return false
 }
 
 // maxSplits bounds the candidates splits returns for one remote name.
