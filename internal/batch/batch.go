@@ -38,6 +38,12 @@ const (
 	attrLogAppendTime = 0x08
 	attrTransactional = 0x10
 	attrControl       = 0x20
+	// attrDeleteHorizon marks a batch Kafka's log cleaner (KIP-534, Kafka
+	// 3.1+) rewrote with tombstones or markers in it: its first timestamp
+	// is then the time after which the cleaner may delete them, not a
+	// record's timestamp, and its records' timestamp deltas are relative
+	// to it. Producers never set it.
+	attrDeleteHorizon = 0x40
 )
 
 // Header is the fixed part of a v2 record batch.
@@ -106,6 +112,10 @@ func (h Header) Transactional() bool { return h.Attributes&attrTransactional != 
 
 // Control reports whether the batch holds a transaction marker.
 func (h Header) Control() bool { return h.Attributes&attrControl != 0 }
+
+// DeleteHorizon reports whether the batch's first timestamp is a delete
+// horizon a log cleaner set, not its first record's timestamp.
+func (h Header) DeleteHorizon() bool { return h.Attributes&attrDeleteHorizon != 0 }
 
 // LastOffset is the offset of the batch's last record.
 func (h Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
@@ -177,11 +187,20 @@ func ValidCRC(b []byte, h Header) bool {
 // base offset 0, no leader epoch, the given producer id, epoch and base
 // sequence (-1, -1, -1 for a non-idempotent producer), the transactional
 // bit set only when the producer writes it inside its own transaction (the
-// replica is never part of the source's transaction), and a new CRC.
-// Records, their offset deltas, timestamps and the compressed payload are
-// untouched.
+// replica is never part of the source's transaction), no delete horizon,
+// and a new CRC. Records, their offset deltas, timestamps and the
+// compressed payload are untouched.
+//
+// A delete horizon is the source cleaner's: brokers keep it on a produced
+// batch, and the target's cleaner would then drop the batch's tombstones
+// once the source's horizon passed, whatever the target's
+// delete.retention.ms. Clearing the bit alone keeps every record's
+// timestamp (the first timestamp plus the record's delta, with the bit or
+// without); the first timestamp stays the horizon, which is why
+// NeedsRebuild sends such batches to Rebuild. This is the guard for any
+// other way one gets here.
 func Rewrite(b []byte, h Header, producerID int64, epoch int16, baseSequence int32, transactional bool) {
-	attrs := h.Attributes &^ attrTransactional
+	attrs := h.Attributes &^ (attrTransactional | attrDeleteHorizon)
 	if transactional {
 		attrs |= attrTransactional
 	}

@@ -22,7 +22,7 @@ import (
 // batch with records, uncompressed, stamped CreateTime, and without a
 // delete horizon (its first timestamp is then not a record's).
 func Mergeable(h Header) bool {
-	return h.NumRecords > 0 && h.Codec() == None && !h.Control() && !h.LogAppendTime() && h.Attributes&attrDeleteHorizon == 0
+	return h.NumRecords > 0 && h.Codec() == None && !h.Control() && !h.LogAppendTime() && !h.DeleteHorizon()
 }
 
 // Part is one batch to merge: its bytes and header, and the source

@@ -12,22 +12,25 @@ import (
 // numbered 0..n-1 and it is stamped CreateTime. Three kinds of source
 // batch are not: a batch compaction left holes in, a batch of a
 // LogAppendTime topic, and the first batch when a partition resumes in its
-// middle. Rebuild renumbers such a batch's records, drops those before the
+// middle. A fourth must not be copied as it is: a batch the source's
+// cleaner gave a delete horizon, whose first timestamp is that horizon.
+// Rebuild renumbers such a batch's records, drops those before the
 // resume offset, and stamps each record with the timestamp a consumer of
 // the source reads for it, then compresses the records section once. It
 // touches each record's three leading fields and copies its key, value and
 // headers as bytes: no record objects, so such partitions stay on the fast
 // path at its cost, plus one decompression and one compression.
 
-// attrDeleteHorizon marks a compacted batch whose first timestamp is the
-// time its tombstones may be deleted (KIP-534), not a record's timestamp.
-const attrDeleteHorizon = 0x40
-
 // NeedsRebuild reports whether the data batch h cannot be produced as it
 // is when copying starts at source offset from: it has compaction holes,
-// it is stamped LogAppendTime, or it starts before from.
+// it is stamped LogAppendTime, it starts before from, or it carries a
+// delete horizon. The first timestamp of a batch with a horizon is the
+// source's horizon, not its first record's (the fast path's lag would take
+// it for the oldest record's time); rebuilt, it is the batch a producer
+// would have written, and the target's cleaner keeps its tombstones for
+// the target's own delete.retention.ms.
 func NeedsRebuild(h Header, from int64) bool {
-	return !h.Control() && (!h.Contiguous() || h.LogAppendTime() || h.BaseOffset < from)
+	return !h.Control() && (!h.Contiguous() || h.LogAppendTime() || h.DeleteHorizon() || h.BaseOffset < from)
 }
 
 // Rebuilt is a batch Rebuild made.

@@ -179,6 +179,8 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 			reason = fmt.Sprintf("starting in the middle of a batch (offset %d of %d..%d)", fp.next, h.BaseOffset, h.LastOffset())
 		case !h.Contiguous():
 			reason = "compaction left holes in a batch"
+		case h.DeleteHorizon():
+			reason = "the source's cleaner gave a batch a delete horizon"
 		}
 		f.leave(fp, reason+" that could not be rebuilt")
 		return false
