@@ -544,19 +544,41 @@ func (p *Partition) find(tgt int64) (int, bool) {
 }
 
 // Restore rebuilds a map from persisted segments (any order), the coverage
-// and the start stored with them. Overlaps left by an interrupted writer
-// are resolved the way AckRange would have: later target ranges win. The
-// resolution is kept as changes, so the next Drain rewrites or removes the
-// persisted segments it changed. The map is unbounded until
+// and the start stored with them. The segments may come from several
+// writers, one after the other: a writer begins at the progress its
+// predecessor committed, which an index record covers, and writes its own
+// records only after its predecessor wrote its last (index writes are
+// fenced by the node's lease, like its data: see mirror.commit). A writer
+// that crashes or is taken over leaves its copies beyond that progress; its
+// successor copies them again and may itself stop before it got that far.
+// Segments are taken in target order, the order their records were
+// written in, and overlaps are resolved so that Translate never places a
+// consumer after a record it has not read:
+//
+//   - a newer segment that reaches at least as far on the source as the
+//     older ones supersedes them from where it starts, as AckRange does for
+//     a replay: every later record was copied again, in order, after it;
+//   - a newer segment that stops short of the older ones is dropped: the
+//     records after it are copied only in the older segments, before it on
+//     the target, and cutting those would leave them unmapped, so that a
+//     translation past the newer segment would skip them. A consumer placed
+//     on the older copies reads the newer ones later, some records twice.
+//
+// The resolution is kept as changes, so the next Drain rewrites or removes
+// the persisted segments it changed. The map is unbounded until
 // SetMaxSegments.
 func Restore(segs []Segment, covered, start int64) *Partition {
 	p := NewPartition()
 	sorted := append([]Segment(nil), segs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Tgt < sorted[j].Tgt })
 	for _, s := range sorted {
-		if s.Len > 0 {
-			p.add(s)
+		if s.Len <= 0 {
+			continue
 		}
+		if n := len(p.segs); n > 0 && s.Src < p.segs[n-1].SrcEnd() && s.SrcEnd() < p.segs[n-1].SrcEnd() {
+			continue // stops short of older copies (see above)
+		}
+		p.add(s)
 	}
 	p.covered = max(covered, -1)
 	p.start = max(start, -1)

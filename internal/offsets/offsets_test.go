@@ -554,25 +554,72 @@ func TestFreshKeys(t *testing.T) {
 // TestRestoreResolution checks that Restore keeps what it resolved as
 // changes: overlapping persisted segments are rewritten or removed by the
 // next Drain.
+// TestRestoreResolution: Restore resolves the segments several writers left
+// (a replay after a crash, a node fenced out that wrote on after its
+// successor began) so that a consumer placed by Translate never skips a
+// record: a newer copy that reaches as far as the older ones supersedes
+// them from where it starts; one that stops short of them is dropped, as
+// the older copies it would cut off are the only ones of the records after
+// it, and a consumer placed on the older copies reads the newer ones later.
 func TestRestoreResolution(t *testing.T) {
-	p := Restore([]Segment{
-		{Src: 0, Tgt: 0, Len: 20},  // cut by the replay at key 20
-		{Src: 30, Tgt: 10, Len: 5}, // an interrupted writer's leftover, superseded
-		{Src: 10, Tgt: 20, Len: 10},
-		{Src: 20, Tgt: 30, Len: 5}, // continues key 20 on both sides: merged into it
-	}, 25, 0)
-	if want := []Segment{{Src: 0, Tgt: 0, Len: 10}, {Src: 10, Tgt: 20, Len: 15}}; !slices.Equal(p.Segments(), want) {
-		t.Fatalf("restored %v, want %v", p.Segments(), want)
+	tests := []struct {
+		name  string
+		segs  []Segment
+		want  []Segment
+		trans map[int64]int64 // source offset: target offset
+		drain []Change
+	}{
+		{
+			name:  "a replay that reaches the end supersedes the older copies",
+			segs:  []Segment{{Src: 0, Tgt: 0, Len: 20}, {Src: 10, Tgt: 20, Len: 10}, {Src: 20, Tgt: 30, Len: 5}},
+			want:  []Segment{{Src: 0, Tgt: 0, Len: 10}, {Src: 10, Tgt: 20, Len: 15}},
+			trans: map[int64]int64{5: 5, 12: 22, 24: 34},
+			drain: []Change{
+				{Segment: Segment{Src: 0, Tgt: 0, Len: 10}, Covered: 25, Start: 0},
+				{Segment: Segment{Src: 10, Tgt: 20, Len: 15}, Covered: 25, Start: 0},
+				{Segment: Segment{Tgt: 30}, Deleted: true, Covered: 25, Start: 0},
+			},
+		},
+		{
+			// The minimal case: writer 1 copied 0..49 at 100; a second
+			// writer began again at 0 and its index shows 0..19 at 200, then
+			// 50..59 at 300. Source 30 is copied at 130 only.
+			name:  "overlapping writers: a copy that stops short is dropped",
+			segs:  []Segment{{Src: 0, Tgt: 100, Len: 50}, {Src: 0, Tgt: 200, Len: 20}, {Src: 50, Tgt: 300, Len: 10}},
+			want:  []Segment{{Src: 0, Tgt: 100, Len: 50}, {Src: 50, Tgt: 300, Len: 10}},
+			trans: map[int64]int64{30: 130, 10: 110, 50: 300},
+			drain: []Change{{Segment: Segment{Tgt: 200}, Deleted: true, Covered: 60, Start: 0}},
+		},
+		{
+			// One writer copied 0..59 at 100, crashed with progress at 40,
+			// replayed 40..49 at 200 and crashed again: 50..59 are only at
+			// 150..159.
+			name:  "a replay cut short by a second crash",
+			segs:  []Segment{{Src: 0, Tgt: 100, Len: 60}, {Src: 40, Tgt: 200, Len: 10}},
+			want:  []Segment{{Src: 0, Tgt: 100, Len: 60}},
+			trans: map[int64]int64{45: 145, 55: 155},
+			drain: []Change{{Segment: Segment{Tgt: 200}, Deleted: true, Covered: 60, Start: 0}},
+		},
 	}
-	got := p.Drain()
-	want := []Change{
-		{Segment: Segment{Src: 0, Tgt: 0, Len: 10}, Covered: 25, Start: 0},
-		{Segment: Segment{Tgt: 10}, Deleted: true, Covered: 25, Start: 0},
-		{Segment: Segment{Src: 10, Tgt: 20, Len: 15}, Covered: 25, Start: 0},
-		{Segment: Segment{Tgt: 30}, Deleted: true, Covered: 25, Start: 0},
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %v\nwant %v", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var covered int64
+			for _, s := range tt.segs {
+				covered = max(covered, s.SrcEnd())
+			}
+			p := Restore(tt.segs, covered, 0)
+			if !slices.Equal(p.Segments(), tt.want) {
+				t.Fatalf("restored %v, want %v", p.Segments(), tt.want)
+			}
+			for u, want := range tt.trans {
+				if got, res := p.Translate(u); got != want || !res.Usable() {
+					t.Errorf("Translate(%d) = %d %v, want %d", u, got, res, want)
+				}
+			}
+			if got := p.Drain(); !slices.Equal(got, tt.drain) {
+				t.Errorf("drain %v\nwant %v", got, tt.drain)
+			}
+		})
 	}
 }
 
@@ -662,4 +709,145 @@ func TestIdlePartitionHoldsNoChangeSets(t *testing.T) {
 	if got := len(p.Drain()); got != 1 {
 		t.Fatalf("Drain after a new ack returned %d changes, want 1", got)
 	}
+}
+
+// TestRestoreOfSuccessiveWritersNeverSkips replays random histories in
+// which one partition has a succession of writers (restarts after crashes,
+// nodes taking it over): a writer restores the index as it stands and
+// copies in source order from the committed progress, which a writer
+// commits only after it persisted the index records that cover it. Its
+// predecessor is fenced out from then on: it persists and commits nothing
+// more (index writes carry the node's lease, commits its generation),
+// though copies it had in flight may still land on the target for a
+// while. Each writer persists its own map's changes into one compacted
+// store at random moments (latest record per key). The map restored from
+// the store at the end must place a consumer, for every source offset it
+// covers, where it reads every record from that offset on.
+func TestRestoreOfSuccessiveWritersNeverSkips(t *testing.T) {
+	resolved := 0 // segments Restore removed, over all restores
+	for seed := uint64(0); seed < 1000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		n := int64(100 + rng.IntN(200))
+		src := make([]int, n)
+		for i := range src {
+			switch r := rng.IntN(10); {
+			case r < 2:
+				src[i] = hole
+			case r < 3:
+				src[i] = marker
+			default:
+				src[i] = record
+			}
+		}
+		tgt := map[int64]int64{}
+		var next, progress int64
+		store := map[int64]Change{}
+		restore := func() *Partition {
+			var segs []Segment
+			var covered int64 = -1
+			for _, c := range store {
+				segs = append(segs, c.Segment)
+				covered = max(covered, c.Covered)
+			}
+			p := Restore(segs, covered, 0)
+			for _, c := range p.Drain() {
+				if c.Deleted {
+					resolved++
+				}
+			}
+			return Restore(segs, covered, 0)
+		}
+		type writer struct {
+			p        *Partition
+			pos      int64
+			fenced   bool
+			inflight int // copies still landing after it was fenced
+		}
+		first := NewPartition()
+		first.SetStart(0)
+		ws := []*writer{{p: first}}
+		for steps := 0; steps < 3000; steps++ {
+			cur := ws[len(ws)-1]
+			if cur.pos >= n {
+				break
+			}
+			if rng.IntN(20) == 0 || cur.fenced {
+				// The writer crashes or is taken over; the next begins.
+				for _, w := range ws {
+					if !w.fenced {
+						w.fenced, w.inflight = true, rng.IntN(4)
+					}
+				}
+				q := restore()
+				q.SetStart(0)
+				ws = append(ws, &writer{p: q, pos: progress})
+				continue
+			}
+			w := cur
+			for _, z := range ws {
+				if z.fenced && z.inflight > 0 && z.pos < n && rng.IntN(3) == 0 {
+					w = z
+					z.inflight--
+					break
+				}
+			}
+			// Forward one batch of up to 6 offsets; a marker is a batch of its own.
+			if src[w.pos] == marker {
+				w.p.Cover(w.pos + 1)
+				w.pos++
+			} else {
+				k := int64(0)
+				for k < min(int64(1+rng.IntN(6)), n-w.pos) && src[w.pos+k] != marker {
+					k++
+				}
+				for i := int64(0); i < k; i++ {
+					if src[w.pos+i] == record {
+						tgt[next+i] = w.pos + i
+					}
+				}
+				w.p.AckRange(w.pos, next, k)
+				next += k
+				w.pos += k
+			}
+			if !w.fenced && rng.IntN(4) == 0 {
+				changes := w.p.Drain()
+				if rng.IntN(10) == 0 {
+					// A write that fails part way: some of its records
+					// land, in any order, and the writer crashes.
+					rng.Shuffle(len(changes), func(i, j int) { changes[i], changes[j] = changes[j], changes[i] })
+					changes = changes[:rng.IntN(len(changes)+1)]
+					w.fenced = true
+				}
+				for _, c := range changes {
+					if c.Deleted {
+						delete(store, c.Segment.Tgt)
+					} else {
+						store[c.Segment.Tgt] = c
+					}
+				}
+				if !w.fenced && rng.IntN(2) == 0 {
+					progress = w.pos // everything before it is persisted
+				}
+			}
+		}
+		var segs []Segment
+		for _, c := range store {
+			segs = append(segs, c.Segment)
+		}
+		p := restore()
+		o := newOracle(src, tgt, next)
+		for u := int64(0); u <= min(p.Covered(), n-1); u++ {
+			got, res := p.Translate(u)
+			if !res.Usable() {
+				t.Fatalf("seed %d: Translate(%d) = %v (segments %v, covered %d)", seed, u, res, p.Segments(), p.Covered())
+			}
+			if err := o.neverSkips(u, got, false); err != nil {
+				t.Fatalf("seed %d, %d writers: %v (restored %v from %v)", seed, len(ws), err, p.Segments(), segs)
+			}
+		}
+	}
+	if resolved == 0 {
+		t.Fatal("no history left overlapping segments: the test exercises nothing")
+	}
+	t.Logf("Restore removed %d overlapping segments", resolved)
 }
