@@ -13,6 +13,8 @@ type Claim struct {
 	Node     string
 	Units    []Unit
 	Control  bool
+	// Slot is the slot the member holds (see Plan.Slot); negative for none.
+	Slot int
 	// Rates holds the throughput of some of Units, in bytes per second; a unit without
 	// a rate (or with a negative, infinite or NaN one) has an unknown rate. It may also
 	// hold the rates of units the member released since it last joined, which it no
@@ -34,6 +36,13 @@ type Plan struct {
 	// Rates holds the known rates of Units (nil when none is known), which the member
 	// reports as its own until it has measured them.
 	Rates map[Unit]float64
+	// Slot is a small number no other member of the generation holds: the member's
+	// place in the group, which names its transactional producer (a node that takes
+	// the slot of one that died fences that node's producer at once, as a restarted
+	// single node does). A member keeps its slot while it is a member; a new member
+	// takes the lowest free one. Negative when the leader assigned none (an older
+	// version's leader).
+	Slot int
 }
 
 // minWeight is the least a unit weighs: a rate below 1 B/s counts as 1, so idle units
@@ -64,6 +73,8 @@ const minWeight = 1
 //     heavier one's heaviest unit: so the heaviest member exceeds the lightest by at most
 //     the heaviest unit's weight, and with equal weights counts differ by at most one.
 //   - Claimed units that are not in work are in no plan: their owners release them.
+//   - Every member gets a slot no other member holds: the one it claims, unless a member
+//     of a lower id claims it too; else the lowest slot nobody holds, in member id order.
 //   - Control goes to exactly one member: the one member that claims it; or, when none
 //     does, the member with the lowest id; when two or more claim it, none of them gets
 //     it in this generation (each releases it and rejoins) and the next generation gives
@@ -159,8 +170,37 @@ func Assign(claims []Claim, work []Unit) map[string]Plan {
 		}
 	}
 
+	for i, slot := range assignSlots(ms) {
+		plans[i].Slot = slot
+	}
 	for i, c := range ms {
 		out[c.MemberID] = plans[i]
+	}
+	return out
+}
+
+// assignSlots gives each member (sorted by id) a slot no other holds: the one it
+// claims, unless a member of a lower id claims it too, else the lowest free one.
+func assignSlots(ms []Claim) []int {
+	out := make([]int, len(ms))
+	taken := map[int]bool{}
+	for i, c := range ms {
+		out[i] = -1
+		if c.Slot >= 0 && !taken[c.Slot] {
+			out[i] = c.Slot
+			taken[c.Slot] = true
+		}
+	}
+	free := 0
+	for i := range out {
+		if out[i] >= 0 {
+			continue
+		}
+		for taken[free] {
+			free++
+		}
+		out[i] = free
+		taken[free] = true
 	}
 	return out
 }

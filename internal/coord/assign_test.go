@@ -260,8 +260,42 @@ func TestAssign(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Assign(tt.claims, tt.work)
 			checkPlans(t, tt.claims, tt.work, got)
+			for id, p := range got {
+				p.Slot = 0 // TestAssignSlots
+				got[id] = p
+			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Assign:\ngot  %v\nwant %v", fmtPlans(got), fmtPlans(tt.want))
+			}
+		})
+	}
+}
+
+// TestAssignSlots: every member gets a slot no other holds; a member keeps the
+// one it claims unless a member of a lower id claims it too; the others take
+// the lowest free slots in member id order.
+func TestAssignSlots(t *testing.T) {
+	tests := []struct {
+		name   string
+		claims []Claim
+		want   map[string]int
+	}{
+		{"one member alone", []Claim{{MemberID: "m1", Slot: -1}}, map[string]int{"m1": 0}},
+		{"new members take the lowest free slots", []Claim{{MemberID: "m3", Slot: -1}, {MemberID: "m1", Slot: 1}, {MemberID: "m2", Slot: -1}},
+			map[string]int{"m1": 1, "m2": 0, "m3": 2}},
+		{"held slots are kept, a gap is filled", []Claim{{MemberID: "m1", Slot: 2}, {MemberID: "m2", Slot: 0}, {MemberID: "m9", Slot: -1}},
+			map[string]int{"m1": 2, "m2": 0, "m9": 1}},
+		{"a slot claimed twice stays with the lower member id", []Claim{{MemberID: "m2", Slot: 0}, {MemberID: "m1", Slot: 0}},
+			map[string]int{"m1": 0, "m2": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]int{}
+			for id, p := range Assign(tt.claims, nil) {
+				got[id] = p.Slot
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("slots %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -666,11 +700,16 @@ func checkPlans(t *testing.T, claims []Claim, work []Unit, plans map[string]Plan
 		t.Errorf("%d plans for %d members", len(plans), len(ids))
 	}
 	given := map[Unit]string{}
+	slots := map[int]string{}
 	controls := 0
 	for id, p := range plans {
 		if !ids[id] {
 			t.Errorf("a plan for %s, no member", id)
 		}
+		if o, ok := slots[p.Slot]; ok || p.Slot < 0 {
+			t.Errorf("%s has slot %d (also %q's)", id, p.Slot, o)
+		}
+		slots[p.Slot] = id
 		if !slices.IsSortedFunc(p.Units, compareUnits) {
 			t.Errorf("%s: units not sorted: %v", id, p.Units)
 		}

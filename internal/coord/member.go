@@ -70,6 +70,7 @@ type Member struct {
 	memberID  string
 	owned     []Unit // sorted: what the user holds now, as the metadata says
 	control   bool
+	slot      int              // the slot of the last assignment (Plan.Slot), -1 for none
 	hints     map[Unit]float64 // the rates the last assignment gave for owned units
 	reported  map[Unit]float64 // the rates of the last metadata
 	released  map[Unit]float64 // the rates of units released since the last SyncGroup
@@ -95,6 +96,7 @@ type shared struct {
 	held       bool // the member holds a generation and has not lost it
 	units      []Unit
 	control    bool
+	slot       int
 	heartbeat  time.Time // when the last accepted heartbeat of this membership was sent
 	err        string
 }
@@ -110,7 +112,8 @@ func New(cfg Config, cl *kgo.Client, log *slog.Logger) *Member {
 		log:      log.With("component", "coord", "group", cfg.Group, "node", cfg.NodeID),
 		now:      time.Now,
 		rejoinCh: make(chan struct{}, 1),
-		s:        shared{state: StateStopped, generation: -1},
+		slot:     -1,
+		s:        shared{state: StateStopped, generation: -1, slot: -1},
 	}
 }
 
@@ -153,6 +156,34 @@ func (m *Member) Lease() bool {
 func (m *Member) LeaseUntil() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.leaseUntilLocked()
+}
+
+// Grant is one generation of a membership as the member held it: what the daemon
+// binds each of its mirrors to, so that a mirror writes and commits only under the
+// membership it was started in (LeaseUntilOf), never under a later one of the same
+// process.
+type Grant struct {
+	Generation int32
+	MemberID   string
+	// Slot names the member's transactional producer (Plan.Slot); negative for none.
+	Slot int
+}
+
+// LeaseUntilOf is LeaseUntil for the holder of grant g: the zero time unless the
+// member holds g's membership in g's generation now. A mirror started in an earlier
+// generation, or before the member lost its membership and joined again, has no lease
+// however fresh the member's is.
+func (m *Member) LeaseUntilOf(g Grant) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.s.memberID != g.MemberID || m.s.generation != g.Generation {
+		return time.Time{}
+	}
+	return m.leaseUntilLocked()
+}
+
+func (m *Member) leaseUntilLocked() time.Time {
 	if !m.s.held || m.s.heartbeat.IsZero() {
 		return time.Time{}
 	}
@@ -231,9 +262,9 @@ func (m *Member) Run(ctx context.Context) error {
 		m.workRetry.Stop()
 	}
 	old := m.memberID
-	m.memberID, m.owned, m.control, m.hasGen = "", nil, false, false
+	m.memberID, m.owned, m.control, m.slot, m.hasGen = "", nil, false, -1, false
 	m.mu.Lock()
-	m.s = shared{state: StateStopped, generation: m.s.generation, err: m.s.err}
+	m.s = shared{state: StateStopped, generation: m.s.generation, slot: -1, err: m.s.err}
 	m.mu.Unlock()
 	if old != "" {
 		m.leave(ctx, old, "shutting down")
@@ -304,7 +335,7 @@ func (m *Member) metadata() []byte {
 		}
 	}
 	m.reported = rates
-	return encodeMetadata(m.cfg.NodeID, m.rejoins, m.owned, m.control, rates, m.released)
+	return encodeMetadata(m.cfg.NodeID, m.rejoins, m.slot, m.owned, m.control, rates, m.released)
 }
 
 func (m *Member) join(ctx context.Context, meta []byte) (*kmsg.JoinGroupResponse, error) {
@@ -418,7 +449,7 @@ func (m *Member) sync(ctx context.Context, g generation, assignments []kmsg.Sync
 func (m *Member) apply(ctx context.Context, g generation) bool {
 	revoke := minus(m.owned, g.plan.Units)
 	revokeControl := m.control && !g.plan.Control
-	m.owned, m.control, m.hasGen = g.plan.Units, g.plan.Control, true
+	m.owned, m.control, m.slot, m.hasGen = g.plan.Units, g.plan.Control, g.plan.Slot, true
 	m.hints, m.released = g.plan.Rates, nil // this generation's leader had the released rates
 	for _, u := range revoke {
 		if r, ok := m.reported[u]; ok {
@@ -438,7 +469,7 @@ func (m *Member) apply(ctx context.Context, g generation) bool {
 	}
 	m.mu.Lock()
 	m.s.state, m.s.memberID, m.s.generation, m.s.leader, m.s.held = state, g.memberID, g.id, g.leader, true
-	m.s.units, m.s.control, m.s.err = slices.Clone(m.owned), m.control, errText
+	m.s.units, m.s.control, m.s.slot, m.s.err = slices.Clone(m.owned), m.control, m.slot, errText
 	m.mu.Unlock()
 	m.startHeartbeat(ctx, g)
 	m.log.Info("assignment received", "generation", g.id, "member", g.memberID, "leader", g.leader,
@@ -447,7 +478,7 @@ func (m *Member) apply(ctx context.Context, g generation) bool {
 	if m.cfg.OnAssign != nil {
 		m.cfg.OnAssign(ctx, Assignment{
 			Generation: g.id, MemberID: g.memberID, Leader: g.leader,
-			Units: slices.Clone(m.owned), Control: m.control,
+			Units: slices.Clone(m.owned), Control: m.control, Slot: m.slot,
 			Revoke: slices.Clone(revoke), RevokeControl: revokeControl,
 		})
 	}
@@ -509,11 +540,11 @@ func (m *Member) wait(ctx context.Context) (string, error) {
 func (m *Member) lose(ctx context.Context, cause error) {
 	m.stopHeartbeat()
 	old, had := m.memberID, m.hasGen
-	m.memberID, m.owned, m.control, m.hasGen = "", nil, false, false
+	m.memberID, m.owned, m.control, m.slot, m.hasGen = "", nil, false, -1, false
 	m.hints, m.reported, m.released = nil, nil, nil
 	m.mu.Lock()
 	m.s.state, m.s.memberID, m.s.held, m.s.leader = StateLost, "", false, false
-	m.s.units, m.s.control, m.s.heartbeat, m.s.err = nil, false, time.Time{}, cause.Error()
+	m.s.units, m.s.control, m.s.slot, m.s.heartbeat, m.s.err = nil, false, -1, time.Time{}, cause.Error()
 	m.mu.Unlock()
 	m.log.Warn("membership lost; everything owned is given up", "member", old, "err", cause)
 	if old != "" && !errors.Is(cause, kerr.UnknownMemberID) {

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -392,4 +393,59 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// TestGrantOfAnEarlierMembershipHasNoLease: the lease of a grant (a mirror's
+// fencing token) holds only while the member holds that very membership and
+// generation. After the member lost its membership and joined again as a
+// new member, which has a lease of its own, a grant of the old membership
+// has none: a mirror started under it, still stopping, must not write
+// again (the path 2: it resent and committed its open transaction's
+// batches under the new generation). A later generation of the same
+// membership needs a new grant too, which the daemon gives the mirrors it
+// keeps.
+func TestGrantOfAnEarlierMembershipHasNoLease(t *testing.T) {
+	h, c := newFakeGroup(t, fakeTimeouts, twelve)
+	n := h.start("a")
+	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	grantOf := func() Grant {
+		st := n.m.Status()
+		return Grant{Generation: st.Generation, MemberID: st.MemberID, Slot: st.Slot}
+	}
+	old := grantOf()
+	if old.Slot != 0 {
+		t.Errorf("a member alone has slot %d, want 0", old.Slot)
+	}
+	if n.m.LeaseUntilOf(old).IsZero() {
+		t.Fatal("the member's own grant has no lease")
+	}
+
+	n.m.Rejoin()
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		if g := grantOf(); g.Generation == old.Generation || n.m.Status().State != StateStable {
+			return fmt.Errorf("still in generation %d", g.Generation)
+		}
+		return nil
+	})
+	if !n.m.LeaseUntilOf(old).IsZero() {
+		t.Error("a grant of the previous generation still has a lease")
+	}
+	if next := grantOf(); next.MemberID != old.MemberID || n.m.LeaseUntilOf(next).IsZero() {
+		t.Errorf("the new generation's grant %+v (old %+v) has no lease", next, old)
+	}
+
+	c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = kerr.IllegalGeneration.Code
+		return resp, nil, true
+	})
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		if g := grantOf(); g.MemberID == old.MemberID || n.m.Status().State != StateStable || n.m.LeaseUntil().IsZero() {
+			return fmt.Errorf("not rejoined as a new member with a lease yet (%+v)", g)
+		}
+		return nil
+	})
+	if !n.m.LeaseUntilOf(old).IsZero() {
+		t.Error("a grant of the lost membership has a lease again once the member rejoined")
+	}
 }

@@ -24,11 +24,11 @@ const encodingVersion = 1
 
 // metadata is a member's JoinGroup protocol metadata, JSON:
 //
-//	{"version":1,"node":"host-4242","rejoins":3,"control":true,
+//	{"version":1,"node":"host-4242","rejoins":3,"control":true,"slot":1,
 //	 "topics":[{"topic":"orders","partitions":[0,2],"rates":[120000,-1]}],
 //	 "released":[{"topic":"orders","partitions":[1],"rates":[5000]}]}
 //
-// node is Config.NodeID; rejoins counts the rebalances the member asked for (it makes
+// node is Config.NodeID; slot is the member's slot (Plan.Slot), absent when it holds none; rejoins counts the rebalances the member asked for (it makes
 // the metadata differ, which is what makes the broker rebalance when a follower rejoins
 // a stable group); control and topics are what it holds now; released lists the units it
 // released since its last generation, only for their rates (Claim.Rates). rates, when
@@ -39,22 +39,24 @@ type metadata struct {
 	Node     string       `json:"node,omitempty"`
 	Rejoins  int64        `json:"rejoins,omitempty"`
 	Control  bool         `json:"control,omitempty"`
+	Slot     *int         `json:"slot,omitempty"`
 	Topics   []topicUnits `json:"topics,omitempty"`
 	Released []topicUnits `json:"released,omitempty"`
 }
 
 // assignment is a member's SyncGroup assignment, JSON:
 //
-//	{"version":1,"control":true,"rejoin":true,
+//	{"version":1,"control":true,"rejoin":true,"slot":0,
 //	 "topics":[{"topic":"orders","partitions":[0,1],"rates":[120000,-1]}]}
 //
-// topics is everything the member owns in the generation, with the rates the leader
+// slot is the member's slot (Plan.Slot), absent from an older leader; topics is everything the member owns in the generation, with the rates the leader
 // knew (Plan.Rates); rejoin asks it to rejoin after releasing what it held and was not
 // given (Plan.Rejoin).
 type assignment struct {
 	Version int          `json:"version"`
 	Control bool         `json:"control,omitempty"`
 	Rejoin  bool         `json:"rejoin,omitempty"`
+	Slot    *int         `json:"slot,omitempty"`
 	Topics  []topicUnits `json:"topics,omitempty"`
 }
 
@@ -119,7 +121,23 @@ func unitsOf(ts []topicUnits) ([]Unit, map[Unit]float64, error) {
 	return sortedUnits(units), rates, nil
 }
 
-func encodeMetadata(node string, rejoins int64, units []Unit, control bool, rates, released map[Unit]float64) []byte {
+// slotField is a slot as the documents carry it: absent when negative.
+func slotField(slot int) *int {
+	if slot < 0 {
+		return nil
+	}
+	return &slot
+}
+
+// slotOf reads a slot field, -1 when absent.
+func slotOf(p *int) int {
+	if p == nil || *p < 0 {
+		return -1
+	}
+	return *p
+}
+
+func encodeMetadata(node string, rejoins int64, slot int, units []Unit, control bool, rates, released map[Unit]float64) []byte {
 	if rates == nil {
 		rates = map[Unit]float64{} // rates in the document only when some are known
 	}
@@ -128,7 +146,7 @@ func encodeMetadata(node string, rejoins int64, units []Unit, control bool, rate
 		rel = append(rel, u)
 	}
 	md := metadata{
-		Version: encodingVersion, Node: node, Rejoins: rejoins, Control: control,
+		Version: encodingVersion, Node: node, Rejoins: rejoins, Control: control, Slot: slotField(slot),
 		Topics: byTopic(units, rates), Released: byTopic(sortedUnits(rel), released),
 	}
 	b, err := json.Marshal(md)
@@ -160,7 +178,7 @@ func decodeMetadata(b []byte) (Claim, error) {
 			rates[u] = r
 		}
 	}
-	return Claim{Node: md.Node, Units: units, Control: md.Control, Rates: rates}, nil
+	return Claim{Node: md.Node, Units: units, Control: md.Control, Rates: rates, Slot: slotOf(md.Slot)}, nil
 }
 
 func encodeAssignment(p Plan) []byte {
@@ -168,7 +186,7 @@ func encodeAssignment(p Plan) []byte {
 	if rates == nil {
 		rates = map[Unit]float64{}
 	}
-	b, err := json.Marshal(assignment{Version: encodingVersion, Control: p.Control, Rejoin: p.Rejoin, Topics: byTopic(p.Units, rates)})
+	b, err := json.Marshal(assignment{Version: encodingVersion, Control: p.Control, Rejoin: p.Rejoin, Slot: slotField(p.Slot), Topics: byTopic(p.Units, rates)})
 	if err != nil {
 		panic(fmt.Sprintf("encoding an assignment: %v", err))
 	}
@@ -179,7 +197,7 @@ func encodeAssignment(p Plan) []byte {
 // did not know of when it assigned) assigns nothing.
 func decodeAssignment(b []byte) (Plan, error) {
 	if len(b) == 0 {
-		return Plan{}, nil
+		return Plan{Slot: -1}, nil
 	}
 	var a assignment
 	if err := decode(b, &a, &a.Version); err != nil {
@@ -189,7 +207,7 @@ func decodeAssignment(b []byte) (Plan, error) {
 	if err != nil {
 		return Plan{}, fmt.Errorf("decoding an assignment: %w", err)
 	}
-	return Plan{Units: units, Control: a.Control, Rejoin: a.Rejoin, Rates: rates}, nil
+	return Plan{Units: units, Control: a.Control, Rejoin: a.Rejoin, Rates: rates, Slot: slotOf(a.Slot)}, nil
 }
 
 func decode(b []byte, v any, version *int) error {

@@ -10,8 +10,8 @@ func TestMetadataEncoding(t *testing.T) {
 	units := cat(us("orders", 2, 0), us("audit", 1))
 	rates := map[Unit]float64{{"orders", 0}: 1200.4, {"audit", 1}: 0}
 	released := map[Unit]float64{{"orders", 1}: 5000}
-	got := string(encodeMetadata("host-1", 3, sortedUnits(units), true, rates, released))
-	want := `{"version":1,"node":"host-1","rejoins":3,"control":true,` +
+	got := string(encodeMetadata("host-1", 3, 2, sortedUnits(units), true, rates, released))
+	want := `{"version":1,"node":"host-1","rejoins":3,"control":true,"slot":2,` +
 		`"topics":[{"topic":"audit","partitions":[1],"rates":[0]},{"topic":"orders","partitions":[0,2],"rates":[1200,-1]}],` +
 		`"released":[{"topic":"orders","partitions":[1],"rates":[5000]}]}`
 	if got != want {
@@ -22,7 +22,7 @@ func TestMetadataEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantClaim := Claim{
-		Node: "host-1", Control: true, Units: cat(us("audit", 1), us("orders", 0, 2)),
+		Node: "host-1", Control: true, Slot: 2, Units: cat(us("audit", 1), us("orders", 0, 2)),
 		Rates: map[Unit]float64{{"orders", 0}: 1200, {"audit", 1}: 0, {"orders", 1}: 5000},
 	}
 	if !reflect.DeepEqual(c, wantClaim) {
@@ -30,18 +30,18 @@ func TestMetadataEncoding(t *testing.T) {
 	}
 
 	// Nothing held, no rate known: the smallest document.
-	if got := string(encodeMetadata("", 0, nil, false, nil, nil)); got != `{"version":1}` {
+	if got := string(encodeMetadata("", 0, -1, nil, false, nil, nil)); got != `{"version":1}` {
 		t.Errorf("empty metadata: %s", got)
 	}
-	if got := string(encodeMetadata("n", 0, us("t", 0), false, map[Unit]float64{}, nil)); got != `{"version":1,"node":"n","topics":[{"topic":"t","partitions":[0]}]}` {
+	if got := string(encodeMetadata("n", 0, -1, us("t", 0), false, map[Unit]float64{}, nil)); got != `{"version":1,"node":"n","topics":[{"topic":"t","partitions":[0]}]}` {
 		t.Errorf("metadata without known rates: %s", got)
 	}
 }
 
 func TestAssignmentEncoding(t *testing.T) {
-	p := Plan{Units: cat(us("a", 0, 1), us("b", 3)), Control: true, Rejoin: true, Rates: map[Unit]float64{{"a", 1}: 7}}
+	p := Plan{Units: cat(us("a", 0, 1), us("b", 3)), Control: true, Rejoin: true, Rates: map[Unit]float64{{"a", 1}: 7}, Slot: 0}
 	got := string(encodeAssignment(p))
-	want := `{"version":1,"control":true,"rejoin":true,"topics":[{"topic":"a","partitions":[0,1],"rates":[-1,7]},{"topic":"b","partitions":[3]}]}`
+	want := `{"version":1,"control":true,"rejoin":true,"slot":0,"topics":[{"topic":"a","partitions":[0,1],"rates":[-1,7]},{"topic":"b","partitions":[3]}]}`
 	if got != want {
 		t.Fatalf("assignment\n got %s\nwant %s", got, want)
 	}
@@ -52,7 +52,7 @@ func TestAssignmentEncoding(t *testing.T) {
 	if !reflect.DeepEqual(back, p) {
 		t.Errorf("decoded %+v, want %+v", back, p)
 	}
-	if empty, err := decodeAssignment(nil); err != nil || !reflect.DeepEqual(empty, Plan{}) {
+	if empty, err := decodeAssignment(nil); err != nil || !reflect.DeepEqual(empty, Plan{Slot: -1}) {
 		t.Errorf("an empty assignment decodes to %+v, %v", empty, err)
 	}
 }
@@ -63,14 +63,14 @@ func TestDecodeLaterVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Claim{Node: "n", Units: us("t", 4)}); !reflect.DeepEqual(c, want) {
+	if want := (Claim{Node: "n", Units: us("t", 4), Slot: -1}); !reflect.DeepEqual(c, want) {
 		t.Errorf("decoded %+v, want %+v", c, want)
 	}
 	p, err := decodeAssignment([]byte(`{"version":3,"topics":[{"topic":"t","partitions":[1]}],"extra":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Plan{Units: us("t", 1)}); !reflect.DeepEqual(p, want) {
+	if want := (Plan{Units: us("t", 1), Slot: -1}); !reflect.DeepEqual(p, want) {
 		t.Errorf("decoded %+v, want %+v", p, want)
 	}
 }

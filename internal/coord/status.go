@@ -35,6 +35,8 @@ type Assignment struct {
 	Units []Unit
 	// Control says the member holds the control duty.
 	Control bool
+	// Slot is the member's slot (Plan.Slot), negative for none.
+	Slot int
 	// Revoke lists the units the member held and must give up now, sorted; Release is
 	// called with them (and RevokeControl) once OnAssign returns.
 	Revoke []Unit
@@ -57,6 +59,8 @@ type Status struct {
 	// Units and Control are what the member owns.
 	Units   []Unit `json:"units,omitempty"`
 	Control bool   `json:"control"`
+	// Slot is the member's slot in its generation (Plan.Slot), -1 for none.
+	Slot int `json:"slot"`
 	// Heartbeat is when the last heartbeat the broker accepted was sent.
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
 	// Error is the last error of the group protocol or of Work or Release, cleared by
@@ -79,6 +83,7 @@ func (m *Member) Status() Status {
 		Lease:      m.leaseLocked(),
 		Units:      slices.Clone(s.units),
 		Control:    s.control,
+		Slot:       s.slot,
 		Heartbeat:  s.heartbeat,
 		Error:      s.err,
 	}
