@@ -39,7 +39,7 @@ const (
 )
 
 // The nodes mode copies one backlog with 1, 2, 3... Strait nodes sharing the flow
-// (strait.cluster.enabled: the nodes are the members of the flow's group on B and split
+// (the nodes are the members of the flow's group on B and split
 // its partitions). A node that starts copies everything until the group gives part of
 // its work to the next one, which takes seconds (rebalances ride on heartbeats), while a
 // 1 GB backlog takes a few seconds to copy: started on a visible backlog, the first node
@@ -438,7 +438,7 @@ func readShare(ctx context.Context, pr *proc, flow, topic string) (nodeShare, er
 		}
 		s := f.Share
 		if s == nil {
-			return sh, fmt.Errorf("node %d shows no share of flow %s: is strait.cluster.enabled set?", pr.pid(), flow)
+			return sh, fmt.Errorf("node %d shows no share of flow %s (no group membership yet)", pr.pid(), flow)
 		}
 		if s.State != "stable" || !s.Lease {
 			return sh, fmt.Errorf("node %d is %s (lease %v) in generation %d %s", pr.pid(), s.State, s.Lease, s.Generation, s.Error)

@@ -132,8 +132,7 @@ func (f flowSpec) properties(tool string) string {
 		w("strait.exactly.once = true")
 	}
 	if baseTool(tool) == toolStrait && f.cluster {
-		w("# every process started with this file shares the flow, each with an API port of its own,")
-		w("strait.cluster.enabled = true")
+		w("# every process started with this file shares the flow (as always), each with an API port of its own,")
 		w("strait.api.listen = 127.0.0.1:0")
 	}
 	if baseTool(tool) == toolStrait && f.straitProps != "" {

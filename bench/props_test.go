@@ -63,15 +63,14 @@ func TestProperties(t *testing.T) {
 // writes for it, so a benchmark run cannot fail on its configuration.
 func TestStraitReadsProperties(t *testing.T) {
 	tests := []struct {
-		name    string
-		file    string
-		eos     bool
-		cluster bool
+		name string
+		file string
+		eos  bool
 	}{
 		{name: "strait", file: "strait.properties"},
 		{name: "mm2 file with the max.in.flight key", file: "mm2.properties"},
 		{name: "exactly-once", file: "strait-eos.properties", eos: true},
-		{name: "several nodes", file: "strait-nodes.properties", cluster: true},
+		{name: "several nodes", file: "strait-nodes.properties"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,9 +84,6 @@ func TestStraitReadsProperties(t *testing.T) {
 			}
 			if got := flows[0].ExactlyOnce; got != tt.eos {
 				t.Errorf("config.Load(%s): exactly-once %v, want %v", tt.file, got, tt.eos)
-			}
-			if got := flows[0].ClusterEnabled; got != tt.cluster {
-				t.Errorf("config.Load(%s): cluster enabled %v, want %v", tt.file, got, tt.cluster)
 			}
 			for _, w := range cfg.Warnings {
 				t.Logf("warning: %s", w.String())

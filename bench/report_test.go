@@ -106,7 +106,7 @@ func TestMarkdown(t *testing.T) {
 			r.Cells, r.Latency, r.Memory = nil, nil, nil
 			r.Warmup = &warmupResult{Bytes: 307_200_000, Seconds: 4.1}
 			r.Nodes = sampleNodes()
-			r.Properties = "clusters = A2, B2\nstrait.cluster.enabled = true\n"
+			r.Properties = "clusters = A2, B2\n\n"
 		}, want: "report-nodes.md"},
 	}
 	for _, tt := range tests {

@@ -483,14 +483,14 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 }
 
-func TestDeploymentRunsOneNode(t *testing.T) {
+func TestDeploymentSharesTheFlows(t *testing.T) {
 	b := loadBundle(t)
 	d := b.deployment
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("replicas = %s, want 1: one Strait node copies every flow, two would copy them twice", show(d.Spec.Replicas))
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+		t.Errorf("replicas = %s, want at least 2: the nodes share each flow, and one keeps it copying while another restarts", show(d.Spec.Replicas))
 	}
-	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("strategy %q, want Recreate: a rolling update runs the old and the new node at once", d.Spec.Strategy.Type)
+	if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
+		t.Errorf("strategy %+v, want a rolling update with maxUnavailable 0: the new node joins the flows' groups before an old one leaves", d.Spec.Strategy)
 	}
 	labels := d.Spec.Template.Labels
 	selects := func(what string, sel map[string]string) {

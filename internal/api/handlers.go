@@ -67,7 +67,7 @@ func (s *Server) flowsView(now time.Time) FlowsView {
 func (s *Server) flowView(f daemon.FlowStatus, now time.Time) FlowView {
 	v := FlowView{Name: f.Name, Source: f.Source, Target: f.Target, Records: f.Mirror.Records, Bytes: f.Mirror.Bytes, Partitions: len(f.Mirror.Partitions), Problems: f.Problems, Share: f.Share}
 	if f.Mirror.ExactlyOnce {
-		v.Transactions = &TransactionsView{Committed: f.Mirror.Transactions, Aborted: f.Mirror.AbortedTransactions}
+		v.Transactions = &TransactionsView{ID: f.Mirror.TransactionalID, Committed: f.Mirror.Transactions, Aborted: f.Mirror.AbortedTransactions}
 	}
 	v.LagRecords, v.LagSeconds = lagOf(f.Mirror.Partitions)
 	for _, p := range f.Mirror.Partitions {

@@ -45,9 +45,9 @@ type FlowView struct {
 	// Problems are the control plane's items that failed alone: topics,
 	// configs and ACL bindings it could not sync.
 	Problems []daemon.ControlProblem `json:"control_problems,omitempty"`
-	// Share is this node's part of the flow when several nodes share it
-	// (strait.cluster.enabled): its group membership, generation, the
-	// partitions it owns and whether it holds the control duty.
+	// Share is this node's part of the flow, which every node that runs it
+	// shares: its group membership, generation, slot, the partitions it
+	// owns and whether it holds the control duty.
 	Share *coord.Status `json:"share,omitempty"`
 	// Transactions counts exactly-once mode's transactions; null when the
 	// flow copies at least once.
@@ -58,8 +58,10 @@ type FlowView struct {
 // and of attempts that aborted theirs and started again from the last
 // committed one.
 type TransactionsView struct {
-	Committed int64 `json:"committed"`
-	Aborted   int64 `json:"aborted"`
+	// ID is this node's transactional id for the flow.
+	ID        string `json:"transactional_id,omitempty"`
+	Committed int64  `json:"committed"`
+	Aborted   int64  `json:"aborted"`
 }
 
 // BacklogView is the initial copy's progress: records copied of those the

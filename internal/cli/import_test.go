@@ -33,11 +33,11 @@ func TestImportStrimzi(t *testing.T) {
 			wantCode:   ExitFailure,
 			wantStdout: true,
 			wantErr: []string{
-				"strimzi-unmapped.yaml:8: unmapped: spec.replicas: replicas: 3",
+				"strimzi-unmapped.yaml:8: note: spec.replicas: run 3 Strait processes with these properties",
 				"strimzi-unmapped.yaml:9: unmapped: spec.resources:",
 				"unmapped: spec.mirrors[0].sourceConnector.state: state paused",
 				`unmapped: spec.mirrors[0].topicsPatern: unknown field, not in Strimzi's KafkaMirrorMaker2 API here; not converted (did you mean "topicsPattern"?)`,
-				"strait: 4 field(s) of testdata/strimzi-unmapped.yaml have no equivalent",
+				"strait: 3 field(s) of testdata/strimzi-unmapped.yaml have no equivalent",
 			},
 			notErr: []string{"Run 'strait"},
 		},

@@ -154,13 +154,13 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 			if s.Control {
 				duty = ", holds the control duty"
 			}
-			fmt.Fprintf(w, "  shared      node %s, group %s generation %d (%s): owns %d partitions%s\n", s.Node, s.Group, s.Generation, s.State, len(s.Units), duty)
+			fmt.Fprintf(w, "  shared      node %s, group %s generation %d slot %d (%s): owns %d partitions%s\n", s.Node, s.Group, s.Generation, s.Slot, s.State, len(s.Units), duty)
 			if s.Error != "" {
 				fmt.Fprintf(w, "  ! group: %s\n", s.Error)
 			}
 		}
 		if x := f.Transactions; x != nil {
-			fmt.Fprintf(w, "  exactly-once %d transactions committed, %d aborted and copied again\n", x.Committed, x.Aborted)
+			fmt.Fprintf(w, "  exactly-once transactional id %s: %d transactions committed, %d aborted and copied again\n", x.ID, x.Committed, x.Aborted)
 		}
 		if f.CheckpointAge != nil {
 			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)

@@ -17,9 +17,9 @@ func TestRenderStatus(t *testing.T) {
 		Partitions: 3, FastPath: 2, RecordPath: 1, StoppedPartitions: 1, CheckpointAge: &age, CheckpointsEmitted: 4, GroupOffsetsSynced: 2,
 		Backlog:  &api.BacklogView{Total: 20000, Copied: 5000, Fraction: 0.25, ETASeconds: &eta},
 		Problems: []daemon.ControlProblem{{Kind: "config", Item: "A.orders confluent.placement.constraints", Error: "INVALID_CONFIG: the target does not know this key"}},
-		Share: &coord.Status{Group: "strait-A", Node: "node-2", Generation: 7, State: coord.StateStable, Control: true,
+		Share: &coord.Status{Group: "strait-A", Node: "node-2", Generation: 7, Slot: 1, State: coord.StateStable, Control: true,
 			Units: []coord.Unit{{Topic: "orders", Partition: 0}, {Topic: "audit", Partition: 2}}},
-		Transactions: &api.TransactionsView{Committed: 812, Aborted: 2},
+		Transactions: &api.TransactionsView{ID: "strait-A-1", Committed: 812, Aborted: 2},
 	}}}, api.PartitionsView{Partitions: []api.PartitionView{
 		{Flow: "A->B", Topic: "orders", Partition: 0, State: "flowing"},
 		{Flow: "A->B", Topic: "audit", Partition: 2, State: "stopped", LastError: "TOPIC_AUTHORIZATION_FAILED"},
@@ -29,8 +29,8 @@ func TestRenderStatus(t *testing.T) {
   lag (RPO)   4200 records, 1m15s
   backlog     [########......................]  25%  5000 of 20.0k records, ETA 1m35s
   partitions  3 (2 fast path, 1 record path), 1 stopped
-  shared      node node-2, group strait-A generation 7 (stable): owns 2 partitions, holds the control duty
-  exactly-once 812 transactions committed, 2 aborted and copied again
+  shared      node node-2, group strait-A generation 7 slot 1 (stable): owns 2 partitions, holds the control duty
+  exactly-once transactional id strait-A-1: 812 transactions committed, 2 aborted and copied again
   checkpoints 3.2 s ago; 4 written, 2 group offsets synced
   ! config A.orders confluent.placement.constraints: INVALID_CONFIG: the target does not know this key
 Stopped partitions:

@@ -307,11 +307,6 @@ type Flow struct {
 	// remote topic is deleted when its source topic is. MM2 never deletes
 	// one; Strait only reports the deletion unless this is true.
 	SyncTopicDeletion bool
-	// ClusterEnabled is strait.cluster.enabled (default false): every
-	// strait run process with this file joins the flow's progress group on
-	// the target and runs only its share of the flow's partitions, and one
-	// of them the control duty (package coord).
-	ClusterEnabled bool
 	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the
 	// target's worker settings session.timeout.ms (10 s), heartbeat.interval.ms
 	// (3 s) and rebalance.timeout.ms (60 s), as Connect's worker group reads

@@ -224,7 +224,6 @@ func (c *Config) settings(f *Flow) []setting {
 	add(keyFastPath, b(f.FastPath))
 	add(keyIndexMaxSegments, i(f.IndexMaxSegments))
 	add(keyTopicDeletion, b(f.SyncTopicDeletion))
-	add(keyCluster, b(f.ClusterEnabled))
 	add("session.timeout.ms", strconv.FormatInt(f.SessionTimeout.Milliseconds(), 10))
 	add("heartbeat.interval.ms", strconv.FormatInt(f.HeartbeatInterval.Milliseconds(), 10))
 	add("rebalance.timeout.ms", strconv.FormatInt(f.RebalanceTimeout.Milliseconds(), 10))

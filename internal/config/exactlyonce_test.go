@@ -178,3 +178,17 @@ B->A.transaction.boundary = interval
 B->A.transaction.boundary.interval.ms = 500
 A.producer.transaction.timeout.ms = 30000
 `
+
+// TestClusterKeyIsTheDefault: every process shares each replicating flow, so
+// strait.cluster.enabled = true is what happens anyway (a warning says the
+// line can go), and false is refused (bad/cluster-disabled) rather than
+// accepted and ignored.
+func TestClusterKeyIsTheDefault(t *testing.T) {
+	c, err := Parse("mm2.properties", []byte("clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\nstrait.cluster.enabled = true\n"), testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := warningsText(c); !strings.Contains(got, "strait.cluster.enabled is no longer needed") {
+		t.Errorf("warnings %q, want one that says the line can go", got)
+	}
+}

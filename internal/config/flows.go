@@ -389,7 +389,7 @@ func (l *loader) flow(s, t string) *Flow {
 
 	f.FastPath = r.boolean(keyFastPath, true)
 	f.SyncTopicDeletion = r.boolean(keyTopicDeletion, false)
-	f.ClusterEnabled = r.boolean(keyCluster, false)
+	r.clusterKey()
 	f.SyncGroupACLs = r.boolean(keyGroupACLs, false)
 	f.IndexMaxSegments = int(r.atLeast(keyIndexMaxSegments, 31, offsets.DefaultMaxSegments, 2,
 		"an offset map needs at least 2 segments; the default is "+strconv.Itoa(offsets.DefaultMaxSegments)))
@@ -471,6 +471,23 @@ func (l *loader) flow(s, t string) *Flow {
 		l.checkRouter(f)
 	}
 	return f
+}
+
+// clusterKey reads strait.cluster.enabled, which only earlier versions
+// needed: every process shares each replicating flow now (a single process
+// is a group of one), so true is what happens anyway, and false, which
+// would have every process copy every partition, is refused rather than
+// ignored.
+func (r *flowReader) clusterKey() {
+	e := r.get(keyCluster)
+	if e == nil {
+		return
+	}
+	if r.boolOf(e, true) {
+		r.l.rep.warnf(e.origin(), "%s is no longer needed: every strait run process with this file shares each replicating flow (one process alone is a group of one); remove the line", keyCluster)
+		return
+	}
+	r.errorf(e, "%s = false is not supported: every strait run process with this file shares each replicating flow through the flow's group on the target, and one process alone copies everything; remove the line (to run a flow on one process only, start one process)", keyCluster)
 }
 
 // transactions resolves f.TransactionInterval and f.TransactionTimeout. It

@@ -74,19 +74,6 @@ func New(cfg *config.Config, opts Options) *Daemon {
 // progress of the flow from source.
 func ProgressGroup(source string) string { return "strait-" + source }
 
-// transactionalID is the transactional id of a flow's producer in
-// exactly-once mode: its progress group and "0" for a node that runs the
-// flow alone, so that a restart fences its predecessor (and aborts its open
-// transaction) at once; and the node's name (nodeID) when several nodes
-// share the flow, where the group generation fences a node that lost its
-// share (KIP-447) and each node needs its own id.
-func transactionalID(group string, shared bool) string {
-	if shared {
-		return group + "-" + nodeID()
-	}
-	return group + "-0"
-}
-
 // isProgressGroup reports whether group is one of Strait's progress groups
 // for the configured clusters; those are never checkpointed.
 func (d *Daemon) isProgressGroup(group string) bool {
@@ -106,7 +93,6 @@ type flow struct {
 	pings    []ping        // one client per cluster the flow talks to
 	internal []internalTopic
 
-	mirror      *mirror.Mirror // nil when the flow is shared (share runs its mirrors)
 	topics      *topics.Reconciler
 	acls        *acls.Syncer // nil unless sync.topic.acls.enabled
 	indexReader *index.Reader
@@ -115,18 +101,19 @@ type flow struct {
 
 	// replicates: the flow copies data (not only heartbeats).
 	replicates bool
-	// share runs the flow's part on this node when strait.cluster.enabled
-	// (share.go); its mirrors are built from mirrorCfg and mirrorClients.
+	// share runs the flow's part on this node, with the other nodes that
+	// run it (share.go); its mirrors are built from mirrorCfg and
+	// mirrorClients. Nil for a heartbeat-only pair.
 	share         *share
 	member        *coord.Member
 	mirrorCfg     mirror.Config
 	mirrorClients mirror.Clients
-	// control is the control duty running now (shared flows only; the
+	// control is the control duty running now (replicating flows; the
 	// share's loop starts and stops it).
 	control *controlDuty
 }
 
-// controlDuty is the control-plane components of a shared flow while
+// controlDuty is the control-plane components of a replicating flow while
 // this node holds the flow's control duty.
 type controlDuty struct {
 	cancel context.CancelFunc
@@ -134,17 +121,18 @@ type controlDuty struct {
 }
 
 // dataPlane returns the mirror copying the flow's data on this node now,
-// nil when there is none (heartbeats only, or a shared flow before its
-// first assignment).
+// nil when there is none (heartbeats only, or before the first
+// assignment).
 func (f *flow) dataPlane() *mirror.Mirror {
 	if f.share != nil {
 		return f.share.dataPlane()
 	}
-	return f.mirror
+	return nil
 }
 
 // controlComponents are the flow's control duties besides the topic
-// reconciler: run by every single node, by the duty's holder when shared.
+// reconciler: run by the duty's holder of a replicating flow, by every node
+// for a heartbeat-only pair.
 func (f *flow) controlComponents() map[string]func(context.Context) error {
 	out := map[string]func(context.Context) error{}
 	if f.acls != nil {
@@ -163,7 +151,7 @@ func (f *flow) controlComponents() map[string]func(context.Context) error {
 // (called by the share's loop only).
 func (f *flow) controlRunning() bool { return f.control != nil }
 
-// setControl starts or stops the control duty of a shared flow (called by
+// setControl starts or stops the control duty of a replicating flow (called by
 // the share's loop only). Stopping waits until every component returned
 // and the reconciler only follows the target.
 func (f *flow) setControl(ctx context.Context, on bool, fail func(error)) {
@@ -278,9 +266,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 			})
 			runner(&data, memberCtx, name+": group membership", f.member.Run)
 			continue
-		}
-		if f.mirror != nil {
-			runner(&data, dataCtx, name, f.mirror.Run)
 		}
 		for what, run := range f.controlComponents() {
 			runner(&ctl, ctlCtx, name+": "+what, run)
@@ -437,7 +422,7 @@ func (d *Daemon) build(fp *kafkaclient.FlowPlan) (_ *flow, err error) {
 	if f.heartbeat == nil && !f.replicates {
 		return nil, nil
 	}
-	if fc.ClusterEnabled && f.replicates {
+	if f.replicates {
 		if err := d.buildShare(b); err != nil {
 			return nil, err
 		}
@@ -563,12 +548,9 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		Provenance:             prov,
 	}
 	if fc.ExactlyOnce {
-		f.mirrorCfg.Transactions = &mirror.Transactions{
-			ID: transactionalID(group, fc.ClusterEnabled), Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout,
-		}
-	}
-	if !fc.ClusterEnabled {
-		f.mirror = mirror.New(f.mirrorCfg, f.mirrorClients, d.log)
+		// The share gives each mirror its id (transactionalID, by the
+		// member's slot).
+		f.mirrorCfg.Transactions = &mirror.Transactions{Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout}
 	}
 
 	interval := fc.RefreshTopicsInterval
@@ -594,11 +576,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		for i, r := range ready {
 			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
 		}
-		if f.share != nil {
-			f.share.topicsReady(ts, gone)
-			return
-		}
-		f.mirror.Update(ts, gone)
+		f.share.topicsReady(ts, gone)
 	}, d.log)
 
 	if err := d.buildACLs(b, pol, topicFilter, srcAdmK, tgtAdm); err != nil {
@@ -611,10 +589,10 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 }
 
 // buildShare makes a replicating flow shared with the other nodes that run
-// it (strait.cluster.enabled): a member of its progress group on the
-// target, on a client of its own, and the share that runs the flow's part
-// on this node. The topic reconciler only follows the target until the
-// node holds the control duty.
+// it: a member of its progress group on the target, on a client of its own,
+// and the share that runs the flow's part on this node. The topic
+// reconciler only follows the target until the node holds the control
+// duty.
 func (d *Daemon) buildShare(b *builder) error {
 	f := b.f
 	cl, err := b.client(b.p.TargetAdmin, "group-member")
@@ -671,8 +649,12 @@ func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topi
 	if !fc.EmitCheckpointsEnabled {
 		emit = fc.SyncGroupOffsetsInterval
 	}
+	reverse, err := d.reverse(b, tgtAdm) // active-active: see reverse.go
+	if err != nil {
+		return err
+	}
 	f.checkpoints = checkpoint.New(checkpoint.Config{
-		Flow:                  checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topicFilter},
+		Flow:                  checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topicFilter, Reverse: reverse},
 		Groups:                groupFilter,
 		Internal:              d.isProgressGroup,
 		Topic:                 cpTopic,
@@ -731,9 +713,8 @@ type FlowStatus struct {
 	// Problems are the control plane's per-item errors of its last passes
 	// (controlProblems): each item failed alone while the rest synced.
 	Problems []ControlProblem `json:"control_problems,omitempty"`
-	// Share is this node's membership of the flow's group, when several
-	// nodes share the flow (strait.cluster.enabled): its generation, the
-	// partitions it owns and whether it holds the control duty.
+	// Share is this node's membership of the flow's group: its generation,
+	// slot, the partitions it owns and whether it holds the control duty.
 	Share *coord.Status `json:"share,omitempty"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -16,9 +17,9 @@ import (
 	"strait/internal/mirror"
 )
 
-// Sharing a flow between nodes (strait.cluster.enabled). Every node that
-// runs the flow is a member of its progress group on the target (package
-// coord): the group's leader assigns the flow's source partitions, sticky
+// Sharing a flow between nodes. Every node that runs a replicating flow is
+// a member of its progress group on the target (package coord), a node
+// alone a group of one: the group's leader assigns the flow's source partitions, sticky
 // and balanced by throughput, and the control duty (remote topics and
 // their configs, ACLs, checkpoints, heartbeats) to exactly one member.
 //
@@ -36,9 +37,14 @@ import (
 //     the target, so that the data plane learns the topics the holder
 //     created.
 //
-// A node that lost its membership (or its lease: coord.Member.LeaseUntil) writes
-// nothing: both paths check the lease before they send, and commits carry
-// the generation, so the broker refuses a fenced node's progress.
+// Each mirror is bound to the membership it was granted (coord.Grant: member
+// id, generation, slot), which only the loop changes: it grants a running
+// mirror each new generation of the same membership, and revokes the grant
+// when the membership is lost or a release runs out of time. A mirror
+// without its grant's lease (coord.Member.LeaseUntilOf) writes nothing, and
+// its commits carry the grant's generation, so the broker refuses them once
+// another node owns its partitions; a later membership of the same process
+// never revives an earlier mirror.
 type share struct {
 	d      *Daemon
 	f      *flow
@@ -49,10 +55,11 @@ type share struct {
 	// send nothing more.
 	stopped chan struct{}
 
-	mu      sync.Mutex
-	ready   map[string]mirror.Topic // the topics the reconciler last handed over, by source name
-	current *runningMirror          // the mirror running now; nil before the first assignment
-	rates   rateMeter
+	mu       sync.Mutex
+	ready    map[string]mirror.Topic // the topics the reconciler last handed over, by source name
+	current  *runningMirror          // the mirror running now; nil before the first assignment
+	stopping *runningMirror          // the mirror being stopped now (fenceStopping)
+	rates    rateMeter
 }
 
 // shareRequest is a change the loop makes, in order: an assignment (the
@@ -62,7 +69,12 @@ type shareRequest struct {
 	kind    requestKind
 	units   []coord.Unit // assign: held; release: given up
 	control bool         // assign: held; release: given up
-	done    chan struct{}
+	grant   coord.Grant  // assign: the generation of the membership it belongs to
+	// stopBy is when a mirror stopped for this assignment must have
+	// stopped: the release that follows it is cut off at the rebalance
+	// timeout, and the next owner may write from then on.
+	stopBy time.Time
+	done   chan struct{}
 }
 
 type requestKind int
@@ -74,20 +86,71 @@ const (
 )
 
 // runningMirror is one mirror of the node's share, with the units it may
-// copy (read by its Share.Owns, grown by adopt).
+// copy (read by its Share.Owns, grown by adopt) and the membership it may
+// write under (its grant).
 type runningMirror struct {
 	m      *mirror.Mirror
+	member *coord.Member
 	cancel context.CancelFunc
 	done   chan error
 
-	mu    sync.RWMutex
-	units map[coord.Unit]bool
+	mu      sync.RWMutex
+	units   map[coord.Unit]bool
+	grant   coord.Grant
+	revoked bool // the grant was taken back: the mirror writes and commits nothing more
 }
 
 func (r *runningMirror) owns(topic string, partition int32) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.units[coord.Unit{Topic: topic, Partition: partition}]
+}
+
+// current returns the mirror's grant, and false once it was revoked.
+func (r *runningMirror) current() (coord.Grant, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.grant, !r.revoked
+}
+
+// leaseUntil is the mirror's lease: the member's, only while the member holds
+// the very membership and generation the mirror was granted.
+func (r *runningMirror) leaseUntil() time.Time {
+	g, ok := r.current()
+	if !ok {
+		return time.Time{}
+	}
+	return r.member.LeaseUntilOf(g)
+}
+
+// generation is what the mirror's progress commits carry: its grant, never
+// the member's generation of the moment.
+func (r *runningMirror) generation() (int32, string, bool) {
+	g, ok := r.current()
+	return g.Generation, g.MemberID, ok
+}
+
+// regrant moves the mirror to a new generation of the membership it holds
+// (the cooperative protocol keeps a member's units through a rebalance);
+// it reports false when g is another membership or slot, which needs a new
+// mirror.
+func (r *runningMirror) regrant(g coord.Grant) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.revoked || r.grant.MemberID != g.MemberID || r.grant.Slot != g.Slot {
+		return false
+	}
+	r.grant = g
+	return true
+}
+
+// revoke takes the grant back and abandons what the mirror has not written:
+// from now on it writes and commits nothing.
+func (r *runningMirror) revoke() {
+	r.mu.Lock()
+	r.revoked = true
+	r.mu.Unlock()
+	r.m.Abandon()
 }
 
 // rateMeter measures how fast the source of each owned partition grows,
@@ -152,13 +215,28 @@ func (r *rateMeter) measure(parts []mirror.PartitionStatus, now time.Time) map[c
 	return out
 }
 
-// nodeID names this process in the group's status and logs.
+// nodeID names this process in the group's status and logs. It need not be
+// unique: what must be, the transactional id, comes from the member's slot.
 func nodeID() string {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "strait"
 	}
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// transactionalID is the transactional id of a mirror's producer in
+// exactly-once mode: the progress group and the member's slot, so that every
+// member has its own, a node alone has "<group>-0" as before sharing was the
+// default, and a node that takes the slot of one that died fences that
+// node's producer (and aborts its open transaction) at once. A member of a
+// group whose leader assigns no slots (an older Strait) uses its node name
+// and a random suffix, unique but not stable.
+func transactionalID(group string, slot int) string {
+	if slot >= 0 {
+		return fmt.Sprintf("%s-%d", group, slot)
+	}
+	return fmt.Sprintf("%s-%s-%08x", group, nodeID(), rand.Uint32())
 }
 
 func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
@@ -238,9 +316,11 @@ func (s *share) measureRates() map[coord.Unit]float64 {
 // it gained starts at once; what it gives up stops in release, which
 // follows.
 func (s *share) assigned(_ context.Context, a coord.Assignment) {
-	s.log.Info("assignment", "generation", a.Generation, "member", a.MemberID, "leader", a.Leader,
+	s.log.Info("assignment", "generation", a.Generation, "member", a.MemberID, "leader", a.Leader, "slot", a.Slot,
 		"partitions", len(a.Units), "control", a.Control, "revoked", len(a.Revoke), "revoked_control", a.RevokeControl)
-	s.send(shareRequest{kind: requestAssign, units: a.Units, control: a.Control})
+	s.send(shareRequest{kind: requestAssign, units: a.Units, control: a.Control,
+		grant:  coord.Grant{Generation: a.Generation, MemberID: a.MemberID, Slot: a.Slot},
+		stopBy: time.Now().Add(s.f.cfg.RebalanceTimeout)})
 }
 
 // send hands r to the loop, unless it stopped.
@@ -267,7 +347,20 @@ func (s *share) release(ctx context.Context, units []coord.Unit, control bool) e
 	case <-s.stopped:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("releasing %d partitions: %w", len(units), ctx.Err())
+		// The member rejoins now and the next generation gives the units to
+		// another node: the mirror still stopping must write nothing more.
+		s.fenceStopping()
+		return fmt.Errorf("releasing %d partitions: %w; the mirror still stopping was fenced (it writes and commits nothing more) and its partitions are copied again from the last progress committed", len(units), ctx.Err())
+	}
+}
+
+// fenceStopping revokes the grant of the mirror being stopped, if any.
+func (s *share) fenceStopping() {
+	s.mu.Lock()
+	r := s.stopping
+	s.mu.Unlock()
+	if r != nil {
+		r.revoke()
 	}
 }
 
@@ -285,7 +378,7 @@ func (s *share) run(ctx context.Context, fail func(error)) error {
 	var wg sync.WaitGroup
 	defer close(s.stopped)
 	defer wg.Wait()
-	defer s.stopMirror()
+	defer s.stopMirror(time.Time{})
 	defer s.f.setControl(ctx, false, fail)
 	var mirrorFailed chan error
 	for {
@@ -305,8 +398,8 @@ func (s *share) run(ctx context.Context, fail func(error)) error {
 			}
 			s.f.setControl(ctx, control, fail)
 			if r.kind == requestLost {
-				s.stopMirror()
-			} else if ch := s.reach(ctx, units, &wg); ch != nil {
+				s.revokeMirror()
+			} else if ch := s.reach(ctx, r, units, &wg); ch != nil {
 				mirrorFailed = ch
 			}
 			if r.done != nil {
@@ -335,10 +428,12 @@ func (s *share) keeping(given []coord.Unit) []coord.Unit {
 	return keep
 }
 
-// reach makes the running mirror copy exactly units: adopted when they
-// only grow, else a new mirror after the old one stopped. It returns the
-// new mirror's failure channel when it started one.
-func (s *share) reach(ctx context.Context, units []coord.Unit, wg *sync.WaitGroup) chan error {
+// reach makes the running mirror copy exactly units under the grant of
+// request r (an assignment, or for a release the running mirror's own):
+// granted the new generation and adopting when its units only grow, else a
+// new mirror after the old one stopped. It returns the new mirror's failure
+// channel when it started one.
+func (s *share) reach(ctx context.Context, r shareRequest, units []coord.Unit, wg *sync.WaitGroup) chan error {
 	if !s.f.replicates {
 		return nil
 	}
@@ -349,9 +444,18 @@ func (s *share) reach(ctx context.Context, units []coord.Unit, wg *sync.WaitGrou
 	s.mu.Lock()
 	cur := s.current
 	s.mu.Unlock()
+	grant := r.grant
 	if cur != nil && cur.cancel != nil {
+		if r.kind == requestAssign && !cur.regrant(grant) {
+			// Another membership or slot: the mirror's writes belong to the
+			// old one. (A lost membership revoked it already.)
+			cur.revoke()
+		}
+		if r.kind == requestRelease {
+			grant, _ = cur.current()
+		}
 		cur.mu.Lock()
-		grows := true
+		grows := !cur.revoked
 		for u := range cur.units {
 			if !want[u] {
 				grows = false
@@ -363,22 +467,21 @@ func (s *share) reach(ctx context.Context, units []coord.Unit, wg *sync.WaitGrou
 		cur.mu.Unlock()
 		if grows {
 			cur.m.Adopt()
-			s.logOwning(want)
+			s.logOwning(grant, want)
 			return nil
 		}
-		s.stopMirror()
+		s.stopMirror(r.stopBy)
 	}
-	ch := s.startMirror(ctx, want, wg)
-	s.logOwning(want)
+	ch := s.startMirror(ctx, grant, want, wg)
+	s.logOwning(grant, want)
 	return ch
 }
 
-// logOwning records what this node copies from now on: with "released
-// partitions" (stopMirror), the ownership record the fault tests check
-// for partitions written by two nodes at once.
-func (s *share) logOwning(units map[coord.Unit]bool) {
-	gen, member, _ := s.member.Generation()
-	s.log.Info("owning partitions", "generation", gen, "member", member, "partitions", len(units), "units", unitList(units))
+// logOwning records what this node copies from now on, under grant: with
+// "released partitions" (stopMirror), the ownership record the fault tests
+// check for partitions written by two nodes at once.
+func (s *share) logOwning(grant coord.Grant, units map[coord.Unit]bool) {
+	s.log.Info("owning partitions", "generation", grant.Generation, "member", grant.MemberID, "slot", grant.Slot, "partitions", len(units), "units", unitList(units))
 }
 
 // unitList is units as "topic/partition,...", sorted.
@@ -391,12 +494,17 @@ func unitList(units map[coord.Unit]bool) string {
 	return strings.Join(out, ",")
 }
 
-// startMirror runs a new mirror for units on the flow's clients, with the
-// topics the reconciler handed over so far.
-func (s *share) startMirror(ctx context.Context, units map[coord.Unit]bool, wg *sync.WaitGroup) chan error {
-	r := &runningMirror{units: units, done: make(chan error, 1)}
+// startMirror runs a new mirror for units under grant on the flow's
+// clients, with the topics the reconciler handed over so far.
+func (s *share) startMirror(ctx context.Context, grant coord.Grant, units map[coord.Unit]bool, wg *sync.WaitGroup) chan error {
+	r := &runningMirror{member: s.member, units: units, grant: grant, done: make(chan error, 1)}
 	cfg := s.f.mirrorCfg
-	cfg.Share = mirror.Share{Owns: r.owns, LeaseUntil: s.member.LeaseUntil, Generation: s.member.Generation}
+	cfg.Share = mirror.Share{Owns: r.owns, LeaseUntil: r.leaseUntil, Generation: r.generation}
+	if cfg.Transactions != nil {
+		txn := *cfg.Transactions
+		txn.ID = transactionalID(cfg.Group, grant.Slot)
+		cfg.Transactions = &txn
+	}
 	r.m = mirror.New(cfg, s.f.mirrorClients, s.d.log)
 	s.mu.Lock()
 	r.m.Update(slices.Collect(maps.Values(s.ready)), nil)
@@ -417,26 +525,62 @@ func (s *share) startMirror(ctx context.Context, units map[coord.Unit]bool, wg *
 }
 
 // stopMirror stops the running mirror and waits until it flushed and
-// committed. A failed final commit is logged: the partitions' next owner
-// copies again from the last committed progress.
-func (s *share) stopMirror() {
+// committed. With stopBy set (a release, which the member cuts off at the
+// rebalance timeout), whatever the mirror has not written by abandonAt is
+// abandoned so that its final commit still fits; should it still run at
+// stopBy, release fences it (fenceStopping). A failed final commit is
+// logged: the partitions' next owner copies again from the last committed
+// progress.
+func (s *share) stopMirror(stopBy time.Time) {
 	s.mu.Lock()
 	cur := s.current
+	if cur != nil && cur.cancel != nil {
+		s.stopping = cur
+	}
 	s.mu.Unlock()
 	if cur == nil || cur.cancel == nil {
 		return
 	}
+	defer func() {
+		s.mu.Lock()
+		s.stopping = nil
+		s.mu.Unlock()
+	}()
 	cur.cancel()
 	cur.cancel = nil // stopped: the next change starts a new mirror
+	if !stopBy.IsZero() {
+		abandon := time.AfterFunc(time.Until(abandonAt(stopBy, s.f.cfg.RebalanceTimeout)), cur.m.Abandon)
+		defer abandon.Stop()
+	}
 	err := <-cur.done
 	if err != nil {
 		s.log.Warn("stopping this node's partitions: their last progress was not committed; their next owner copies them again from the progress committed before", "err", err)
 	}
 	cur.mu.RLock()
 	units := unitList(cur.units)
+	grant, granted := cur.grant, !cur.revoked
 	cur.mu.RUnlock()
-	gen, member, _ := s.member.Generation()
-	s.log.Info("released partitions", "generation", gen, "member", member, "units", units, "committed", err == nil)
+	s.log.Info("released partitions", "generation", grant.Generation, "member", grant.MemberID, "units", units, "committed", err == nil && granted)
+}
+
+// abandonAt is when a mirror stopping for a release that must end by stopBy
+// abandons what it has not written: a quarter of the rebalance timeout
+// (at most 15 s) before, which leaves its final commit that long.
+func abandonAt(stopBy time.Time, rebalance time.Duration) time.Time {
+	return stopBy.Add(-min(rebalance/4, 15*time.Second))
+}
+
+// revokeMirror stops the running mirror after its node lost the membership
+// it was granted: nothing it has not written is written, and it commits
+// nothing, since its partitions may be another node's already.
+func (s *share) revokeMirror() {
+	s.mu.Lock()
+	cur := s.current
+	s.mu.Unlock()
+	if cur != nil && cur.cancel != nil {
+		cur.revoke()
+	}
+	s.stopMirror(time.Time{})
 }
 
 // dataPlane returns the mirror running now, nil before the first

@@ -32,14 +32,14 @@ func sharesOf(ds ...*Daemon) (units []int, control []bool) {
 	return units, control
 }
 
-// Two nodes with strait.cluster.enabled share a flow: the partitions split
+// Two nodes on one config share a flow: the partitions split
 // between them with one control holder, every record is copied once and in
 // order; when one stops, the other takes over all of them.
 func TestSharedFlowSplitsAndTakesOver(t *testing.T) {
 	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(6, "orders"))
 	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce(t, src, "orders", 6, 0, 600)
-	cfg := fakeConfig(t, a, b, "strait.cluster.enabled = true\nemit.heartbeats.enabled = false\n")
+	cfg := fakeConfig(t, a, b, "emit.heartbeats.enabled = false\n")
 
 	logs := &kafkatest.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -241,6 +241,12 @@ type Mirror struct {
 	errors     errorCounts  // Kafka errors met, by side and class (Status)
 	// Exactly-once mode: transactions committed, and attempts aborted.
 	txnCommits, txnAborts atomic.Int64
+
+	// abandon cancels the produce context of the attempt running (Abandon);
+	// abandoned makes later attempts start with it cancelled.
+	abandonMu sync.Mutex
+	abandon   context.CancelFunc
+	abandoned bool
 }
 
 // New returns a Mirror; it starts nothing.
@@ -495,6 +501,7 @@ func (m *Mirror) attempt(ctx context.Context) error {
 	// cancels them.
 	produceCtx, cancelProduce := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelProduce()
+	m.setAbandon(cancelProduce)
 	deadline := time.AfterFunc(time.Duration(math.MaxInt64), cancelProduce) // armed when ctx ends
 	arm := context.AfterFunc(ctx, func() { deadline.Reset(m.cfg.ShutdownTimeout) })
 	defer func() {
@@ -537,6 +544,32 @@ func (m *Mirror) attempt(ctx context.Context) error {
 		return fmt.Errorf("flow %s: committing final progress: %w", m.cfg.Flow, err)
 	}
 	return nil
+}
+
+// Abandon gives up, at once, every record and batch the mirror has not
+// written: nothing more is sent, what is in flight is not waited for, and
+// Run returns after committing the progress of what the target
+// acknowledged (if the share still allows it). The daemon calls it when a
+// mirror that gives partitions up must stop before another node takes
+// them, and when the node lost its membership.
+func (m *Mirror) Abandon() {
+	m.abandonMu.Lock()
+	defer m.abandonMu.Unlock()
+	m.abandoned = true
+	if m.abandon != nil {
+		m.abandon()
+	}
+}
+
+// setAbandon registers the produce context's cancel of the attempt that
+// starts, cancelling it at once if the mirror was abandoned.
+func (m *Mirror) setAbandon(cancel context.CancelFunc) {
+	m.abandonMu.Lock()
+	defer m.abandonMu.Unlock()
+	m.abandon = cancel
+	if m.abandoned {
+		cancel()
+	}
 }
 
 // attemptTransactional runs the data plane in exactly-once mode: only the

@@ -179,8 +179,16 @@ func (m *Mirror) writeSyncs(ctx context.Context, syncs []*kgo.Record) {
 
 // commit makes acknowledged progress durable, in an order that keeps every
 // stored fact true: first the offset index segments that cover it, then MM2
-// offset syncs (best effort, as in MM2), then the progress itself.
+// offset syncs (best effort, as in MM2), then the progress itself. A node
+// that may not commit now (its mirror's membership is gone, or its lease
+// lapsed) writes none of them: the index records of a node fenced out of
+// the flow would land among those of the partitions' next owner.
 func (m *Mirror) commit(ctx context.Context) error {
+	ctx, cancel, err := m.commitContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	// Index writes that failed go first, alone: progress drained now may
 	// rely on them, and while the target refuses writes, what waits stays
 	// at one update per index key.
@@ -227,6 +235,11 @@ func (m *Mirror) commit(ctx context.Context) error {
 // Any error leaves the transaction to be aborted: the caller ends the
 // attempt, and what drain took is read back from the target by the next.
 func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded bool, indexSeq int32) (int32, error) {
+	ctx, cancel, err := m.commitContext(ctx)
+	if err != nil {
+		return indexSeq, err
+	}
+	defer cancel()
 	m.prune(ctx)
 	c := m.drain()
 	if len(c.updates) > 0 {
@@ -334,6 +347,31 @@ func txnOffsets(offs kadm.Offsets) map[string][]kmsg.TxnOffsetCommitRequestTopic
 // errNotMember is the commit error of a node that is not a member of the
 // flow's group right now: it commits nothing until it rejoins.
 var errNotMember = errors.New("this node is not a member of the flow's group now (rejoining); progress is committed once it is")
+
+// errLeaseLapsedCommit is the commit error of a node whose lease lapsed: it
+// may have been fenced out of the flow's group while it stood still.
+var errLeaseLapsedCommit = errors.New("this node's lease in the flow's group lapsed (no heartbeat accepted lately); progress is committed once it is renewed")
+
+// commitContext is the context a commit writes under, bounded by the node's
+// lease (Share.LeaseUntil), so that a node frozen in the middle of a commit
+// writes nothing of it once it resumes; errNotMember or errLeaseLapsedCommit
+// when the node may not commit now.
+func (m *Mirror) commitContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if gen := m.cfg.Share.Generation; gen != nil {
+		if _, _, ok := gen(); !ok {
+			return nil, nil, errNotMember
+		}
+	}
+	if m.cfg.Share.LeaseUntil == nil {
+		return ctx, func() {}, nil
+	}
+	until := m.cfg.Share.LeaseUntil()
+	if !time.Now().Before(until) {
+		return nil, nil, errLeaseLapsedCommit
+	}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	return ctx, cancel, nil
+}
 
 // commitOffsets commits progress to the flow's group: with the group
 // generation and member id of this node when the flow is shared, so that

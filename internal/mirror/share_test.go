@@ -160,3 +160,49 @@ func TestProduceRequestsEndWithTheLease(t *testing.T) {
 		t.Fatal("a flow that is not shared gives its requests a deadline")
 	}
 }
+
+// TestCommitWritesNoIndexWithoutTheMembership: a node that may not commit
+// (its mirror's membership is gone, or its lease lapsed) writes no offset
+// index record either. The index was written before, and regardless of,
+// the generation check, so a node fenced out of the flow wrote segments
+// among its successor's (the path 3), which translation then read.
+func TestCommitWritesNoIndexWithoutTheMembership(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		share Share
+		want  error
+	}{
+		{"not a member", Share{Generation: func() (int32, string, bool) { return 0, "", false }}, errNotMember},
+		{"lease lapsed", Share{
+			Generation: func() (int32, string, bool) { return 3, "m", true },
+			LeaseUntil: func() time.Time { return time.Now().Add(-time.Second) },
+		}, errLeaseLapsedCommit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := kafkatest.NewFake(t, kfake.SeedTopics(1, "A.t", "strait-index.A.internal"))
+			cl := newClient(t, c)
+			m := testMirror()
+			m.cl = Clients{Meta: cl}
+			m.dstAdm = kadm.NewClient(cl)
+			m.cfg.Group, m.cfg.IndexTopic, m.cfg.Share = "strait-A", "strait-index.A.internal", tc.share
+			p := testPartition()
+			p.owned = true
+			m.topics["t"] = p.topic
+			p.ackBatch(0, 0, 10, 10)
+			if err := m.commit(t.Context()); !errors.Is(err, tc.want) {
+				t.Fatalf("commit: %v, want %v", err, tc.want)
+			}
+			ends, err := kadm.NewClient(cl).ListEndOffsets(t.Context(), "strait-index.A.internal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, _ := ends.Lookup("strait-index.A.internal", 0); o.Offset != 0 {
+				t.Fatalf("%d offset index records written without the membership", o.Offset)
+			}
+			// What was not written waits for the next commit.
+			if _, _, changes, _ := p.drain(); len(changes) == 0 {
+				t.Fatal("the partition's index changes were drained and lost")
+			}
+		})
+	}
+}

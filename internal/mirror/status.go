@@ -69,6 +69,10 @@ type Status struct {
 	ExactlyOnce         bool  `json:"exactly_once"`
 	Transactions        int64 `json:"transactions"`
 	AbortedTransactions int64 `json:"aborted_transactions"`
+	// TransactionalID is the transactional id of exactly-once mode's
+	// producer on this node (the progress group and the node's slot in
+	// it), empty at least once.
+	TransactionalID string `json:"transactional_id,omitempty"`
 }
 
 // Status returns a snapshot. Lag is based on the end offsets seen in fetch
@@ -77,6 +81,9 @@ func (m *Mirror) Status() Status {
 	now := time.Now()
 	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot(),
 		ExactlyOnce: m.cfg.Transactions != nil, Transactions: m.txnCommits.Load(), AbortedTransactions: m.txnAborts.Load()}
+	if t := m.cfg.Transactions; t != nil {
+		st.TransactionalID = t.ID
+	}
 	m.mu.RLock()
 	for _, t := range m.topics {
 		for _, p := range ownedParts(t.parts) {

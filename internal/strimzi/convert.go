@@ -194,11 +194,11 @@ func (c *converter) deployment(s *object) {
 		switch {
 		case !ok:
 		case n == "1":
-			c.note(v.Line, s.sub("replicas"), "Strait runs every flow in one process, as replicas: 1 does; run one Strait")
+			c.note(v.Line, s.sub("replicas"), "run one Strait process with these properties, as replicas: 1 does (set replicas: 1 on Strait's Deployment, deploy/kubernetes/deployment.yaml); more processes with the same properties share each flow")
 		case n == "0":
 			c.unmapped(v.Line, s.sub("replicas"), "replicas: 0 keeps Strimzi's MirrorMaker 2 stopped; the properties replicate as soon as Strait runs: do not start Strait until you want replication")
 		default:
-			c.unmapped(v.Line, s.sub("replicas"), "replicas: %s spreads MM2's tasks over %s pods; Strait runs every flow in one process and cannot share a flow between processes: run one replica (one process copies every partition, fetching from all source brokers at once)", n, n)
+			c.note(v.Line, s.sub("replicas"), "run %s Strait processes with these properties (set replicas: %s on Strait's Deployment, deploy/kubernetes/deployment.yaml): they share each flow's partitions through the flow's group on the target, as MM2's %s workers share its tasks", n, n, n)
 		}
 	}
 	s.note("image", "the container image of Strimzi's Kafka Connect; Strait is its own binary")

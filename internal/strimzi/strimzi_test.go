@@ -90,7 +90,7 @@ var expectations = map[string]expectation{
 		}
 	}},
 	"unmappable-v1beta2": {flows: []string{"a->b"}, unmapped: []string{
-		"spec.replicas", "spec.resources", "spec.livenessProbe", "spec.readinessProbe", "spec.jvmOptions",
+		"spec.resources", "spec.livenessProbe", "spec.readinessProbe", "spec.jvmOptions",
 		"spec.jmxOptions", "spec.logging", "spec.metricsConfig", "spec.tracing", "spec.template", "spec.rack",
 		"spec.externalConfiguration",
 		"spec.clusters[0].authentication.audience", "spec.clusters[0].authentication.tlsTrustedCertificates",
