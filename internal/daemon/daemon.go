@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -522,7 +523,12 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return err
 	}
 	f.replicates = true
-	f.mirrorClients = mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter}
+	f.mirrorClients = mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter,
+		// The fast path's lanes close their clients at the end of every
+		// forwarder run: each needs a SASL login of its own.
+		NewTarget: func(opts ...kgo.Opt) (*kgo.Client, error) {
+			return b.p.TargetProducer.New(kafkaclient.Identity{Flow: name, Role: "replication-producer"}, d.log, append(slices.Clone(targetOpts), opts...)...)
+		}}
 	f.mirrorCfg = mirror.Config{
 		Flow:                   name,
 		Source:                 fc.Source,

@@ -167,6 +167,7 @@ type tp struct {
 // forwardDeps is what the forwarder uses of its flow.
 type forwardDeps struct {
 	Source, Target *kgo.Client
+	NewTarget      NewClient // the lanes' clients (lanes.go)
 	Throttle       *throttle // nil when unlimited
 	Totals         *totals   // the flow's copied records and bytes
 	// ToRecordPath continues a partition on the record path at offset.
@@ -266,7 +267,7 @@ func (f *forwarder) add(ctx context.Context, parts []*fastPart) {
 // the last transaction. It returns an error only when exactly-once mode
 // aborted the attempt (abortAttempt).
 func (f *forwarder) run(ctx, produceCtx context.Context) error {
-	f.lanes = newLanes(f.dst, f.log)
+	f.lanes = newLanes(f.dst, f.deps.NewTarget, f.log)
 	defer f.lanes.close()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // lanes write the fast path's produce requests to each target broker in
@@ -50,19 +51,34 @@ type laneReq struct {
 	done func(kmsg.Response, error)
 }
 
-// newLanes makes the fast path's produce clients from the target client's
-// options. If that fails, the lanes use the target client without the
-// hook, and partitions keep one batch in flight (sendLimit).
-func newLanes(target *kgo.Client, log *slog.Logger) *lanes {
+// NewClient makes a client with the flow's target producer settings plus
+// opts, with a SASL login of its own: a mechanism is closed with its
+// client, and the Kerberos one destroys its credentials then, so a client
+// closed before the others must not share theirs.
+type NewClient func(opts ...kgo.Opt) (*kgo.Client, error)
+
+// newLanes makes the fast path's produce clients with newClient. If that
+// fails, or there is no newClient and the target logs in with SASL (its
+// options would share the target client's mechanism), the lanes use the
+// target client without the hook, and partitions keep one batch in flight
+// (sendLimit).
+func newLanes(target *kgo.Client, newClient NewClient, log *slog.Logger) *lanes {
 	l := &lanes{clients: []*kgo.Client{target}, byLane: map[laneKey]chan laneReq{}}
 	if target == nil {
 		return l
+	}
+	if newClient == nil {
+		if mechs, _ := target.OptValue(kgo.SASL).([]sasl.Mechanism); len(mechs) > 0 {
+			log.Warn("fast path: no factory for produce clients with a SASL login of their own; keeping one batch in flight per partition")
+			return l
+		}
+		newClient = func(opts ...kgo.Opt) (*kgo.Client, error) { return kgo.NewClient(append(target.Opts(), opts...)...) }
 	}
 	var clients []*kgo.Client
 	var writes []*produceWrites
 	for range produceConns {
 		w := &produceWrites{n: map[int32]uint64{}, wake: map[int32]chan struct{}{}}
-		cl, err := kgo.NewClient(append(target.Opts(), kgo.WithHooks(w))...)
+		cl, err := newClient(kgo.WithHooks(w))
 		if err != nil {
 			log.Warn("fast path: cannot make its own produce clients; keeping one batch in flight per partition", "err", err)
 			for _, c := range clients {

@@ -151,6 +151,10 @@ type Clients struct {
 	Meta        *kgo.Client
 	IndexReader *kgo.Client
 	SyncWriter  *kgo.Client
+	// NewTarget makes the fast path's produce clients, with Target's
+	// settings and SASL logins of their own; nil makes them from Target's
+	// options unless it logs in with SASL.
+	NewTarget NewClient
 }
 
 // Topic is a source topic whose remote topic the control plane has made
@@ -298,7 +302,7 @@ func (m *Mirror) newForwarder() *forwarder {
 		Txn:                m.cfg.Transactions,
 		IndexTopic:         m.cfg.IndexTopic,
 	}, forwardDeps{
-		Source: m.src, Target: m.dst, Throttle: m.throttle, Totals: &m.totals,
+		Source: m.src, Target: m.dst, NewTarget: m.cl.NewTarget, Throttle: m.throttle, Totals: &m.totals,
 		ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
 		Provenance: m.cfg.Provenance, Share: m.cfg.Share, CommitTxn: m.commitTxn,
 	})

@@ -119,7 +119,7 @@ func TestLaneDropsARequestWhoseLeaseLapsed(t *testing.T) {
 		return nil, nil, false
 	})
 	cl := newClient(t, c)
-	l := newLanes(cl, slog.New(slog.DiscardHandler))
+	l := newLanes(cl, nil, slog.New(slog.DiscardHandler))
 	defer l.close()
 	lapsed, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()

@@ -103,7 +103,7 @@ func TestAdoptedWhileAnAttemptStartsReadsFreshProgress(t *testing.T) {
 func TestStoppedPartitionWithUnackedBatchesAbortsTheTransaction(t *testing.T) {
 	x := newFastFixture(0)
 	f := x.f
-	f.lanes = newLanes(nil, f.log)
+	f.lanes = newLanes(nil, nil, f.log)
 	var commits atomic.Int64
 	f.txn = newTxnState(Transactions{ID: "tx", Interval: time.Hour, Timeout: 10 * time.Second}, "idx")
 	f.deps.CommitTxn = func(context.Context, producerTxn, bool, bool, int32) (int32, error) {
