@@ -70,10 +70,10 @@ type Checkpointer struct {
 	idx Index
 	log *slog.Logger
 
-	store    map[key]wire.Checkpoint // last checkpoint per (group, target topic, partition)
-	groups   []string
-	lastList time.Time
-	lastSync time.Time
+	store   map[key]wire.Checkpoint // last checkpoint per (group, target topic, partition)
+	groups  []string
+	refresh schedule // listing the source's groups
+	sync    schedule // committing group offsets on the target
 
 	mu      sync.Mutex
 	latency window.Window     // checkpoint-latency-ms: a checkpoint's creation to its produce ack (under mu)
@@ -86,12 +86,18 @@ type Checkpointer struct {
 
 // New returns a Checkpointer; it starts nothing.
 func New(cfg Config, cl Clients, idx Index, log *slog.Logger) *Checkpointer {
-	return &Checkpointer{cfg: cfg, cl: cl, idx: idx, log: log.With("component", "checkpoint", "flow", cfg.Source+"->"+cfg.Target), store: map[key]wire.Checkpoint{}}
+	return &Checkpointer{
+		cfg: cfg, cl: cl, idx: idx, log: log.With("component", "checkpoint", "flow", cfg.Source+"->"+cfg.Target), store: map[key]wire.Checkpoint{},
+		refresh: schedule{every: cfg.RefreshGroupsInterval, tick: cfg.EmitInterval},
+		sync:    schedule{every: cfg.SyncInterval, tick: cfg.EmitInterval},
+	}
 }
 
 // Run loads the stored checkpoints, waits for the index, then emits every
 // EmitInterval (and syncs group offsets every SyncInterval) until ctx is done.
+// It follows the reverse flow's index meanwhile, when there is one.
 func (c *Checkpointer) Run(ctx context.Context) error {
+	defer c.followReverse(ctx)()
 	for {
 		err := c.load(ctx)
 		if err == nil {
@@ -105,7 +111,7 @@ func (c *Checkpointer) Run(ctx context.Context) error {
 			return nil
 		}
 	}
-	for !c.idx.Ready() {
+	for !c.indexesReady() {
 		if !sleep(ctx, 100*time.Millisecond) {
 			return nil
 		}
@@ -122,6 +128,30 @@ func (c *Checkpointer) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// followReverse follows the reverse flow's index, when there is one,
+// until the returned stop is called; stop waits until it returned.
+func (c *Checkpointer) followReverse(ctx context.Context) (stop func()) {
+	if c.cfg.Reverse == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.cfg.Reverse.Index.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// indexesReady reports whether the flow's index, and the reverse flow's
+// when there is one, were read: checkpoints are exact from the start.
+func (c *Checkpointer) indexesReady() bool {
+	return c.idx.Ready() && (c.cfg.Reverse == nil || c.cfg.Reverse.Index.Ready())
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -159,20 +189,22 @@ func (c *Checkpointer) load(ctx context.Context) error {
 
 // Tick runs one emission cycle (refreshing the group list and syncing
 // group offsets when their intervals passed).
-func (c *Checkpointer) Tick(ctx context.Context) error {
-	now := time.Now()
-	if c.groups == nil || now.Sub(c.lastList) >= c.cfg.RefreshGroupsInterval {
+func (c *Checkpointer) Tick(ctx context.Context) error { return c.tick(ctx, time.Now()) }
+
+func (c *Checkpointer) tick(ctx context.Context, now time.Time) error {
+	if c.groups == nil || c.refresh.due(now) {
 		groups, err := c.listGroups(ctx)
 		if err != nil {
 			return err
 		}
+		c.refresh.ran(now)
 		c.mu.Lock()
-		c.groups, c.lastList = groups, now
+		c.groups = groups
 		c.mu.Unlock()
 	}
 	err := c.emit(ctx, now)
-	if c.cfg.SyncGroupOffsets && now.Sub(c.lastSync) >= c.cfg.SyncInterval {
-		c.lastSync = now
+	if c.cfg.SyncGroupOffsets && c.sync.due(now) {
+		c.sync.ran(now)
 		err = errors.Join(err, c.syncGroups(ctx))
 	}
 	return err

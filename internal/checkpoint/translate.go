@@ -27,6 +27,10 @@ type Flow struct {
 	Source, Target string
 	Policy         policy.ReplicationPolicy
 	Topics         *policy.Filter
+	// Reverse is the reverse flow when it is enabled too (active-active),
+	// else nil. A translation of a topic it copies back into itself is
+	// lowered to the first record of either cluster the group has not read.
+	Reverse *Reverse
 }
 
 // Translation is one committed source offset of a group and where it lands
@@ -72,21 +76,34 @@ func translateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator
 	if err := ids.lookup(ctx, topics); err != nil {
 		return nil, fmt.Errorf("describing the source topics of group %q on %s: %w", group, f.Source, err)
 	}
-	var out []Translation
+	var (
+		out  []Translation
+		errs []error
+	)
 	resps.Each(func(o kadm.OffsetResponse) {
 		if !use(o) {
 			return
 		}
+		remote := policy.CheckpointTopic(f.Policy, f.Source, f.Target, o.Topic)
 		down, res := int64(-1), offsets.UnknownTopic
 		if d := ids.known[o.Topic]; d.Err == nil {
 			down, res = tr.TranslateID(o.Topic, o.Partition, d.ID, o.At)
 		}
+		if r, ok := f.Reverse.remoteOf(f, o.Topic); ok && r == remote && res.Usable() {
+			var err error
+			if down, res, err = f.Reverse.lower(ctx, f, remote, o.Partition, o.At, down, res); err != nil {
+				errs = append(errs, fmt.Errorf("group %q: %w", group, err))
+				return
+			}
+		}
 		out = append(out, Translation{
-			Topic: o.Topic, Partition: o.Partition, Upstream: o.At,
-			RemoteTopic: policy.CheckpointTopic(f.Policy, f.Source, f.Target, o.Topic),
-			Downstream:  down, Result: res, Status: res.String(), Metadata: o.Metadata,
+			Topic: o.Topic, Partition: o.Partition, Upstream: o.At, RemoteTopic: remote,
+			Downstream: down, Result: res, Status: res.String(), Metadata: o.Metadata,
 		})
 	})
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Topic != out[j].Topic {
 			return out[i].Topic < out[j].Topic

@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"strait/internal/checkpoint"
+	"strait/internal/config"
+	"strait/internal/daemon"
 	"strait/internal/index"
 	"strait/internal/kafkaclient"
 	"strait/internal/policy"
@@ -52,13 +54,13 @@ first exactly the record the group would read next on the source.`,
 			if group == "" || from == "" || to == "" {
 				return usageError{errors.New("--group, --from and --to are required")}
 			}
-			_, plan, err := cf.load()
+			cfg, plan, err := cf.load()
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			ts, err := translateGroup(ctx, cf.file, plan, from, to, group)
+			ts, err := translateGroup(ctx, cf.file, cfg, plan, from, to, group)
 			if err != nil {
 				return err
 			}
@@ -82,7 +84,7 @@ first exactly the record the group would read next on the source.`,
 
 // translateGroup translates a group with the flow from->to of the plan,
 // using the clients run builds for that flow.
-func translateGroup(ctx context.Context, file string, plan *kafkaclient.Plan, from, to, group string) ([]checkpoint.Translation, error) {
+func translateGroup(ctx context.Context, file string, cfg *config.Config, plan *kafkaclient.Plan, from, to, group string) ([]checkpoint.Translation, error) {
 	fp := plan.Flow(from, to)
 	if fp == nil || !fp.Replicates {
 		return nil, usageError{fmt.Errorf("%s has no enabled flow %s->%s: set %s->%s.enabled = true", file, from, to, from, to)}
@@ -112,7 +114,32 @@ func translateGroup(ctx context.Context, file string, plan *kafkaclient.Plan, fr
 	if err != nil {
 		return nil, fmt.Errorf("reading the offset index on %s: %w", fc.Target, err)
 	}
-	return checkpoint.TranslateGroup(ctx, kadm.NewClient(src), checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topics}, idx, group)
+	reverse, err := loadReverse(ctx, cfg, fp, id, quiet, kadm.NewClient(dst))
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.TranslateGroup(ctx, kadm.NewClient(src), checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topics, Reverse: reverse}, idx, group)
+}
+
+// loadReverse reads the reverse flow's offset index, on the flow's source,
+// when the flow is active-active and topics may come back under their own
+// names (daemon.ReversePolicy), as run's checkpoints follow it.
+func loadReverse(ctx context.Context, cfg *config.Config, fp *kafkaclient.FlowPlan, id kafkaclient.Identity, log *slog.Logger, tgt *kadm.Client) (*checkpoint.Reverse, error) {
+	fc := fp.Flow
+	pol, err := daemon.ReversePolicy(cfg, fc)
+	if pol == nil || err != nil {
+		return nil, err
+	}
+	cl, err := fp.SourceConsumer.New(id, log, tail.ClientOpts()...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	m, err := index.Load(ctx, cl, index.TopicName(fc.Target))
+	if err != nil {
+		return nil, fmt.Errorf("reading the offset index of the reverse flow %s->%s on %s: %w", fc.Target, fc.Source, fc.Source, err)
+	}
+	return &checkpoint.Reverse{Policy: pol, Index: checkpoint.LoadedIndex(m), TargetAdmin: tgt}, nil
 }
 
 func printTranslations(w io.Writer, group, from, to string, ts []checkpoint.Translation) {

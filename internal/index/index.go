@@ -346,6 +346,25 @@ func (r *Reader) TranslateID(topic string, partition int32, id [16]byte, u int64
 	return p.Translate(u)
 }
 
+// Partition returns the map the index holds for a partition, whichever
+// incarnation of the source topic it belongs to; nil before the initial
+// read finished or when the index holds no segment of it. The map is
+// shared: only read it.
+func (r *Reader) Partition(topic string, partition int32) *offsets.Partition {
+	tp := TP{topic, partition}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ready {
+		return nil
+	}
+	p, ok := r.cache[tp]
+	if !ok {
+		p = r.st.build(map[TP]bool{tp: true}).Parts[tp]
+		r.cache[tp] = p
+	}
+	return p
+}
+
 // TopicID returns the source topic ID of the incarnation the index holds
 // for a partition, and false when it holds no segment of it.
 func (r *Reader) TopicID(topic string, partition int32) ([16]byte, bool) {
