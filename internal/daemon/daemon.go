@@ -552,6 +552,8 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		IndexMaxSegments:       fc.IndexMaxSegments,
 		Latency:                d.latency(name),
 		Provenance:             prov,
+		// The share records the control plane's first listing in it.
+		Beginning: &mirror.Beginning{},
 	}
 	if fc.ExactlyOnce {
 		// The share gives each mirror its id (transactionalID, by the
@@ -577,12 +579,11 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		SyncConfigs:                  fc.SyncTopicConfigsEnabled,
 		SyncConfigsInterval:          fc.SyncTopicConfigsInterval,
 		DeleteRemoteOnSourceDeletion: fc.SyncTopicDeletion,
+		// The first listing is where the flow began on this node, whether
+		// or not the remote topics are there yet.
+		Listed: func(selected []topics.Ready) { f.mirrorCfg.Beginning.Listed(mirrorTopics(selected)) },
 	}, srcAdm, dstAdm, func(ready []topics.Ready, gone []string) {
-		ts := make([]mirror.Topic, len(ready))
-		for i, r := range ready {
-			ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
-		}
-		f.share.topicsReady(ts, gone)
+		f.share.topicsReady(mirrorTopics(ready), gone)
 	}, d.log)
 
 	if err := d.buildACLs(b, pol, topicFilter, srcAdmK, tgtAdm); err != nil {
@@ -592,6 +593,15 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return nil
 	}
 	return d.buildCheckpoints(b, pol, topicFilter, srcAdmK, tgtAdm, meta)
+}
+
+// mirrorTopics converts the topic reconciler's topics for the data plane.
+func mirrorTopics(ready []topics.Ready) []mirror.Topic {
+	ts := make([]mirror.Topic, len(ready))
+	for i, r := range ready {
+		ts[i] = mirror.Topic{Source: r.Source, Remote: r.Remote, ID: r.ID, Partitions: r.Partitions}
+	}
+	return ts
 }
 
 // buildShare makes a replicating flow shared with the other nodes that run

@@ -92,6 +92,10 @@ type Config struct {
 	// Transactions turns on exactly-once mode (txn.go); nil copies at
 	// least once.
 	Transactions *Transactions
+	// Beginning is where the flow began, shared by every mirror the
+	// daemon runs for it, which records the control plane's first listing
+	// in it; nil: the mirror's first topic set is the flow's beginning.
+	Beginning *Beginning
 }
 
 // Share is the part of a flow one node copies while it shares the flow
@@ -226,14 +230,12 @@ type Mirror struct {
 	wake        chan struct{}
 	failed      chan *partition
 
+	// begin is where the flow began (Config.Beginning, or the mirror's own).
+	begin           *Beginning
+	sharedBeginning bool
+
 	mu     sync.RWMutex
 	topics map[string]*topicState // by source topic name
-	// initial is how many partitions each source topic had when the flow
-	// began (auto.offset.reset applies to those), kept across attempts.
-	initial map[string]int32
-	// latest is where auto.offset.reset=latest began each partition, kept
-	// across attempts (only applyUpdates uses it).
-	latest map[index.TP]int64
 	// stored is the progress to resume from, by remote topic: loaded at
 	// start, and the last position of topics deleted on the source, so a
 	// topic that comes back as a new incarnation is recognised.
@@ -278,6 +280,12 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		topics:    make(map[string]*topicState),
 		throttle:  newThrottle(cfg.ThrottleBytesPerSecond),
 		shares:    newRecordShares(cfg.MaxBuffered),
+		begin:     cfg.Beginning,
+	}
+	if m.begin == nil {
+		m.begin = &Beginning{}
+	} else {
+		m.sharedBeginning = true
 	}
 	return m
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,15 +33,12 @@ func (m *Mirror) applyUpdates(ctx, produceCtx context.Context) {
 }
 
 func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, gone map[string]bool) {
-	m.mu.Lock()
-	if m.initial == nil {
-		// The flow's very first topic set: auto.offset.reset applies to
-		// its partitions, in this attempt and the ones after it.
-		m.initial = make(map[string]int32, len(add))
-		for _, t := range add {
-			m.initial[t.Source] = t.Partitions
-		}
+	if !m.sharedBeginning {
+		// The mirror's very first topic set is the flow's: auto.offset.reset
+		// applies to its partitions, in this attempt and the ones after it.
+		m.begin.Listed(slices.Collect(maps.Values(add)))
 	}
+	m.mu.Lock()
 	var added []*partition
 	var recreated []*partition
 	for _, t := range add {
@@ -60,7 +59,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 				idx = prev
 			}
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
-			p := newPartition(ts, n, n < m.initial[t.Source], idx, m.cfg.OffsetLagMax, produceCtx)
+			p := newPartition(ts, n, m.begin.initial(t.Source, n), idx, m.cfg.OffsetLagMax, produceCtx)
 			ts.parts = append(ts.parts, p)
 			if m.own(p) {
 				added = append(added, p)
@@ -342,7 +341,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		next, by, committed = s.next, "stored progress", true
 	default:
 		last, mm2 := m.mm2[p.topic.Source][p.num]
-		began, seen := m.latest[index.TP{Topic: p.topic.Source, Partition: p.num}]
+		began, seen := m.begin.latestOf(index.TP{Topic: p.topic.Source, Partition: p.num})
 		switch {
 		case mm2:
 			next, by, ok = last+1, "MirrorMaker 2's stored progress in "+m.cfg.TakeoverTopic, true
@@ -376,12 +375,9 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 	if !ok {
 		// auto.offset.reset=latest: start at the end as it is now, and
 		// store that position, so a restart before the first record does
-		// not skip what arrived in between; a later attempt of this run
-		// starts there too (m.latest).
-		if m.latest == nil {
-			m.latest = map[index.TP]int64{}
-		}
-		m.latest[index.TP{Topic: p.topic.Source, Partition: p.num}] = end.Offset
+		// not skip what arrived in between; a later attempt or mirror of
+		// this run starts there too (Beginning).
+		m.begin.beganLatest(index.TP{Topic: p.topic.Source, Partition: p.num}, end.Offset)
 		p.startAtEnd(end.Offset)
 		return startPos{at: end.Offset}, nil
 	}

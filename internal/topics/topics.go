@@ -50,6 +50,11 @@ type Config struct {
 	// topic whose source topic was deleted is deleted too. When false (the
 	// default, as MM2) it is left on the target and reported.
 	DeleteRemoteOnSourceDeletion bool
+	// Listed, when set, is given at every pass, in either mode, the
+	// selected source topics with their source partition counts, whether
+	// their remote topics are ready or not: the first listing is where the
+	// flow began (auto.offset.reset applies to its partitions).
+	Listed func(selected []Ready)
 }
 
 // Ready is a source topic whose remote topic exists with enough partitions.
@@ -242,6 +247,7 @@ func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
 		return nil, err
 	}
 	p := r.decide(obs)
+	r.giveListing(obs, p)
 	r.create(ctx, p)
 	r.grow(ctx, p)
 	r.alter(ctx, p)
@@ -290,6 +296,7 @@ func (r *Reconciler) follow(ctx context.Context) error {
 		return err
 	}
 	p := r.decide(obs)
+	r.giveListing(obs, p)
 	var ready []Ready
 	for i, res := range p.results[:len(p.ids)] {
 		remote, there := obs.target[res.Remote]
@@ -304,6 +311,20 @@ func (r *Reconciler) follow(ctx context.Context) error {
 	r.results = nil
 	r.mu.Unlock()
 	return nil
+}
+
+// giveListing gives Config.Listed the pass's selected source topics.
+func (r *Reconciler) giveListing(obs *observed, p *pass) {
+	if r.cfg.Listed == nil {
+		return
+	}
+	selected := make([]Ready, 0, len(p.ids))
+	for i, res := range p.results[:len(p.ids)] {
+		if obs.nameErrs[res.Source] == nil {
+			selected = append(selected, Ready{Source: res.Source, Remote: res.Remote, ID: p.ids[i], Partitions: res.Partitions})
+		}
+	}
+	r.cfg.Listed(selected)
 }
 
 // relist keeps the pass's listing of selected source topics and returns
