@@ -57,6 +57,7 @@ type share struct {
 
 	mu       sync.Mutex
 	ready    map[string]mirror.Topic // the topics the reconciler last handed over, by source name
+	listed   []coord.Unit            // what work last gave the leader
 	current  *runningMirror          // the mirror running now; nil before the first assignment
 	stopping *runningMirror          // the mirror being stopped now (fenceStopping)
 	rates    rateMeter
@@ -298,7 +299,8 @@ func (s *share) unitsLocked() []coord.Unit {
 func (s *share) work(context.Context) ([]coord.Unit, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.unitsLocked(), nil
+	s.listed = s.unitsLocked()
+	return s.listed, nil
 }
 
 // measureRates gives how fast the source of each owned partition grows,
@@ -321,6 +323,18 @@ func (s *share) assigned(_ context.Context, a coord.Assignment) {
 	s.send(shareRequest{kind: requestAssign, units: a.Units, control: a.Control,
 		grant:  coord.Grant{Generation: a.Generation, MemberID: a.MemberID, Slot: a.Slot},
 		stopBy: time.Now().Add(s.f.cfg.RebalanceTimeout)})
+	if a.Leader {
+		// The reconciler may have handed over topics after work listed
+		// the units and before the member knew it leads (topicsReady
+		// asks only a leader to rejoin): those would wait for the next
+		// change of topics, possibly forever.
+		s.mu.Lock()
+		stale := !slices.Equal(s.listed, s.unitsLocked())
+		s.mu.Unlock()
+		if stale {
+			s.member.Rejoin()
+		}
+	}
 }
 
 // send hands r to the loop, unless it stopped.
