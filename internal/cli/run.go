@@ -170,6 +170,7 @@ func newRunCmd(stderr io.Writer) *cobra.Command {
 		noTakeover  bool
 		debugAddr   string
 		insecureAPI bool
+		apiListen   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [mm2.properties] [-c FILE] [--clusters ALIAS...] [--source-cluster-config FILE --target-cluster-config FILE --whitelist REGEX]",
@@ -194,6 +195,10 @@ final progress and exits 0. A second signal exits at once.`,
 			}
 			for _, w := range cfg.Warnings {
 				logger.Warn("config", "warning", w.String())
+			}
+			if cmd.Flags().Changed("api-listen") {
+				// Several nodes on one machine share one file.
+				cfg.Node.APIListen, cfg.Node.APIListenSet = apiListen, true
 			}
 			if limit := setMemoryLimit(plan); limit > 0 {
 				logger.Info("soft memory limit for the Go runtime", "bytes", limit, "override", "GOMEMLIMIT")
@@ -221,6 +226,7 @@ final progress and exits 0. A second signal exits at once.`,
 	lf.register(cmd, "info")
 	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); for troubleshooting")
+	cmd.Flags().StringVar(&apiListen, "api-listen", "", "serve the API on this host:port instead of strait.api.listen (empty: no API; 127.0.0.1:0: any free port), so that several nodes on one machine can run with one file")
 	cmd.Flags().BoolVar(&insecureAPI, "insecure-api", false, "serve the API on a non-loopback strait.api.listen without TLS or a bearer token")
 	cmd.Flags().BoolVar(&noTakeover, "no-mm2-takeover", false, "ignore a Java MirrorMaker 2's stored progress (mm2-offsets.<source>.internal) and start partitions without Strait progress by auto.offset.reset")
 	return cmd

@@ -49,7 +49,7 @@ func (f flow) remote(topic string) string { return f.alias + "." + topic }
 func (f flow) config(t *testing.T, topics string, extra ...string) string {
 	t.Helper()
 	if f.exactlyOnce {
-		extra = append([]string{"strait.exactly.once = true"}, extra...)
+		extra = append([]string{"B.exactly.once.source.support = enabled"}, extra...)
 	}
 	props := fmt.Sprintf(`clusters = %[1]s, B
 %[1]s.bootstrap.servers = %[2]s
