@@ -28,22 +28,34 @@ import "strait/internal/batch"
 // batch.size: any topic a default Java producer writes to takes it.
 const mergeMaxBytes = 16 << 10
 
-// mergeable reports whether q may be merged with its neighbours.
-func mergeable(q *qbatch) bool {
-	return !q.skip && q.seq < 0 && q.sendID == 0 && len(q.data) < mergeMaxBytes && batch.Mergeable(q.h)
+// mergeable reports whether q may be merged with its neighbours into
+// batches of at most limit bytes.
+func mergeable(q *qbatch, limit int) bool {
+	return !q.skip && q.seq < 0 && q.sendID == 0 && len(q.data) < limit && batch.Mergeable(q.h)
+}
+
+// mergeLimit is the most bytes a merged batch of fp holds: mergeMaxBytes,
+// or the remote topic's max.message.bytes when that is lower (a merged
+// batch is never larger than the batches it merges together).
+func mergeLimit(fp *fastPart) int {
+	if n := fp.p.topic.maxMessageBytes.Load(); n > 0 {
+		return int(min(n, mergeMaxBytes))
+	}
+	return mergeMaxBytes
 }
 
 // coalesce merges, in the first n batches of fp's queue, each run of
-// mergeable batches whose total stays within mergeMaxBytes into one batch.
+// mergeable batches whose total stays within mergeLimit into one batch.
 // A run whose records do not decode is left as it is: it is forwarded as
 // fetched, and the target judges it.
 func (f *forwarder) coalesce(fp *fastPart, n int) {
+	limit := mergeLimit(fp)
 	for i := 0; i < n && i < len(fp.queue); i++ {
-		if !mergeable(fp.queue[i]) {
+		if !mergeable(fp.queue[i], limit) {
 			continue
 		}
 		size, j := len(fp.queue[i].data), i+1
-		for ; j < len(fp.queue) && mergeable(fp.queue[j]) && size+len(fp.queue[j].data) <= mergeMaxBytes; j++ {
+		for ; j < len(fp.queue) && mergeable(fp.queue[j], limit) && size+len(fp.queue[j].data) <= limit; j++ {
 			size += len(fp.queue[j].data)
 		}
 		if j-i < 2 {

@@ -142,3 +142,31 @@ func TestLaneFollowsTheBacklog(t *testing.T) {
 		t.Fatalf("drained, nothing in flight: connection %d (may send %v), want 0", conn, ok)
 	}
 }
+
+// TestCoalesceKeepsUnderTheTopicLimit: merging never builds a batch larger
+// than the remote topic's max.message.bytes, known since the partition
+// started: on a topic limited below 16 KiB the target refused the merged
+// batches, and the partition left the fast path for good (at least once)
+// or every transaction aborted (exactly once; the path 5).
+func TestCoalesceKeepsUnderTheTopicLimit(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
+	const limit = 4096
+	x.p.topic.maxMessageBytes.Store(limit)
+	var src []byte
+	for off := range int64(20) {
+		src = append(src, encodeBatch(off, 1, 0, -1, make([]byte, 900))...)
+	}
+	x.fetched(t.Context(), fetchResp("t", src), 0)
+	x.f.coalesce(x.fp, 5)
+	merged := false
+	for _, q := range x.fp.queue {
+		if len(q.data) > limit {
+			t.Fatalf("a queued batch of %d bytes, over max.message.bytes=%d", len(q.data), limit)
+		}
+		merged = merged || q.h.NumRecords > 1
+	}
+	if !merged {
+		t.Fatal("nothing merged below the limit")
+	}
+}
