@@ -6,6 +6,8 @@ package daemon
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/kafkatest"
+	"strait/internal/mirror"
 )
 
 // TestShutdownDeadlineBoundsAnExactlyOnceStop: the shutdown deadline
@@ -134,4 +137,88 @@ func TestIndexRecordsSplitBelowTheTopicLimit(t *testing.T) {
 	cfg := fakeConfig(t, a, b, "strait.exactly.once = true\nB.offset.flush.interval.ms = 2000")
 	d, _ := runDaemon(t, cfg)
 	waitProgressAtEnd(t, a, b, d, "orders", 30*time.Second)
+}
+
+// TestRejectedBatchStopsOnlyItsPartition: in exactly-once mode a batch the
+// target refuses (here larger than the remote topic's max.message.bytes)
+// stops its partition, with its error, while the others go on committing.
+// The refusal aborted the attempt, the next attempt started the partition
+// again and was refused again, so no transaction of the flow ever
+// committed (the path 4).
+func TestRejectedBatchStopsOnlyItsPartition(t *testing.T) {
+	a := kafkatest.NewFake(t, kfake.SeedTopics(2, "orders"))
+	b := kafkatest.NewFake(t)
+	if _, err := kadm.NewClient(client(t, b)).CreateTopic(t.Context(), 2, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("3000")}, "A.orders"); err != nil {
+		t.Fatal(err)
+	}
+	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var recs []*kgo.Record
+	for i := range 50 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte(fmt.Sprint("small-", i))})
+	}
+	recs = append(recs, &kgo.Record{Topic: "orders", Partition: 1, Value: make([]byte, 5000)})
+	if err := src.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fakeConfig(t, a, b, "strait.exactly.once = true\nB.offset.flush.interval.ms = 100\ntopics = orders\nsync.topic.configs.enabled = false")
+	logs := &kafkatest.SyncBuffer{}
+	d, _ := runDaemonWith(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs)
+		}
+	})
+	adm := kadm.NewClient(client(t, b))
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		st := flowStatus(d)
+		stored, err := adm.FetchOffsets(t.Context(), ProgressGroup("A"))
+		if err != nil {
+			return err
+		}
+		if o, ok := stored.Lookup("A.orders", 0); !ok || o.At != 50 {
+			return fmt.Errorf("orders[0] progress %d, want 50 (%d transactions committed, %d aborted)", o.At, st.Transactions, st.AbortedTransactions)
+		}
+		for _, p := range st.Partitions {
+			if p.Partition == 1 && p.State == mirror.StateStopped && strings.Contains(p.Error, "MESSAGE_TOO_LARGE") {
+				return nil
+			}
+		}
+		return fmt.Errorf("orders[1] has not stopped with the target's refusal: %+v", st.Partitions)
+	})
+
+	// An abort for another reason: the next attempt starts orders[1]
+	// stopped, with its error, and orders[0] goes on.
+	var injecting atomic.Bool
+	injecting.Store(true)
+	failed := failEndTxnCommits(b, injecting.Load)
+	var more []*kgo.Record
+	for i := range 50 {
+		more = append(more, &kgo.Record{Topic: "orders", Partition: 0, Value: []byte(fmt.Sprint("more-", i))})
+	}
+	if err := src.ProduceSync(t.Context(), more...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		if failed.Load() == 0 {
+			return fmt.Errorf("no commit failed yet")
+		}
+		return nil
+	})
+	injecting.Store(false)
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		st := flowStatus(d)
+		stored, err := adm.FetchOffsets(t.Context(), ProgressGroup("A"))
+		if err != nil {
+			return err
+		}
+		if o, _ := stored.Lookup("A.orders", 0); o.At != 100 || st.AbortedTransactions == 0 {
+			return fmt.Errorf("orders[0] progress %d, want 100 after an abort (%d aborted)", o.At, st.AbortedTransactions)
+		}
+		for _, p := range st.Partitions {
+			if p.Partition == 1 && p.State == mirror.StateStopped && strings.Contains(p.Error, "MESSAGE_TOO_LARGE") {
+				return nil
+			}
+		}
+		return fmt.Errorf("after the abort orders[1] is not stopped with its error: %+v", st.Partitions)
+	})
 }

@@ -182,6 +182,17 @@ func (f *forwarder) holdsUnacked(fp *fastPart) bool {
 	return false
 }
 
+// notWritten marks the queued batches fp sent under producer id pid as not
+// written, when the target's answer says so: they hold no open fate in the
+// transaction (holdsUnacked).
+func (fp *fastPart) notWritten(pid int64) {
+	for _, q := range fp.queue {
+		if q.seq >= 0 && q.pid == pid {
+			q.seq = -1
+		}
+	}
+}
+
 // stoppedInTxn ends the attempt when a partition that stops holds batches
 // of the open transaction that are not acknowledged: they may be written,
 // and committing the transaction would commit records its progress does not

@@ -230,6 +230,11 @@ type Mirror struct {
 	wake        chan struct{}
 	failed      chan *partition
 
+	// stopped holds the errors of partitions an earlier attempt stopped,
+	// which later attempts start stopped (only applyUpdates and
+	// resetAttempt, between attempts, use it).
+	stopped map[index.TP]error
+
 	// begin is where the flow began (Config.Beginning, or the mirror's own).
 	begin           *Beginning
 	sharedBeginning bool
@@ -663,6 +668,16 @@ func (m *Mirror) resetAttempt() {
 		t := ts.Topic
 		t.Partitions = int32(len(ts.parts))
 		topics = append(topics, t)
+		for _, p := range ownedParts(ts.parts) {
+			// A stopped partition is not resumed in this run: the next
+			// attempt starts it stopped, with its error.
+			if err := p.failed(); err != nil {
+				if m.stopped == nil {
+					m.stopped = map[index.TP]error{}
+				}
+				m.stopped[index.TP{Topic: t.Source, Partition: p.num}] = err
+			}
+		}
 	}
 	m.topics = make(map[string]*topicState)
 	m.remoteIDs = nil

@@ -456,8 +456,13 @@ func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
 		f.pidWanted = f.cfg.Idempotent
 		f.retry(fp, now)
 	case errRejected:
-		// The record path copies the batch's records one by one, in
-		// batches the target accepts, or stops on a record that cannot fit.
+		// The target refused the head, so it wrote neither it nor a
+		// batch after it (writtenPast found none acknowledged): in
+		// exactly-once mode the partition stops alone and the
+		// transaction commits without them. The record path copies the
+		// batch's records one by one, in batches the target accepts, or
+		// stops on a record that cannot fit.
+		fp.notWritten(q.pid)
 		f.retry(fp, now)
 		f.leave(fp, "the target rejected a forwarded batch: "+err.Error())
 	case errRetry, errShutdown:

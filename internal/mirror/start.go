@@ -76,6 +76,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 		}
 	}
+	added = m.keepStopped(added)
 	removed := make(map[string][]int32)
 	for name := range gone {
 		if ts := m.topics[name]; ts != nil {
@@ -156,6 +157,20 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	if len(fast) > 0 {
 		m.fwd.add(ctx, fast)
 	}
+}
+
+// keepStopped stops again, at once, the partitions of added that an
+// earlier attempt stopped, and returns the others. The caller holds m.mu.
+func (m *Mirror) keepStopped(added []*partition) []*partition {
+	out := added[:0]
+	for _, p := range added {
+		if err := m.stopped[index.TP{Topic: p.topic.Source, Partition: p.num}]; err != nil {
+			p.stop(err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // retire remembers the last position of a topic deleted on the source,
