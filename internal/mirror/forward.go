@@ -99,6 +99,10 @@ type fastPart struct {
 	confirmed    bool
 	confirmedBy  int32
 	confirmedPid int64
+	confirmedAt  time.Time // when: the gate lapses pipelineIdle later
+	// writtenBehind is a batch the target acknowledged behind a head of
+	// open fate, until the head is acknowledged (failedSend).
+	writtenBehind *qbatch
 	seq          int32 // next producer sequence
 	notBefore    time.Time
 	leaving      string // non-empty: moving to the record path, for this reason

@@ -48,7 +48,7 @@ const produceConns = 4
 type laneReq struct {
 	ctx  context.Context
 	req  *kmsg.ProduceRequest
-	done func(kmsg.Response, error)
+	done func(resp kmsg.Response, err error, written bool)
 }
 
 // NewClient makes a client with the flow's target producer settings plus
@@ -96,10 +96,12 @@ func newLanes(target *kgo.Client, newClient NewClient, log *slog.Logger) *lanes 
 func (l *lanes) conns() int { return len(l.clients) }
 
 // send issues req on lane after every request sent on it before; done
-// gets the response in the request's own goroutine. The caller keeps at
-// most maxProduceInflight requests per lane outstanding, so send never
-// blocks.
-func (l *lanes) send(ctx context.Context, lane laneKey, req *kmsg.ProduceRequest, done func(kmsg.Response, error)) {
+// gets the response in the request's own goroutine, and whether the
+// request was written to the broker (when it failed without being
+// written, its fate is known: nothing of it is on the target). The caller
+// keeps at most maxProduceInflight requests per lane outstanding, so send
+// never blocks.
+func (l *lanes) send(ctx context.Context, lane laneKey, req *kmsg.ProduceRequest, done func(resp kmsg.Response, err error, written bool)) {
 	ch := l.byLane[lane]
 	if ch == nil {
 		ch = make(chan laneReq, maxProduceInflight)
@@ -122,7 +124,7 @@ func (l *lanes) run(lane laneKey, reqs chan laneReq, wake chan struct{}) {
 			// The node's lease ended while the request waited here (a
 			// frozen process resumed): another node may own the partitions
 			// now. franz-go checks the context once more before it writes.
-			r.done(nil, errLeaseLapsed)
+			r.done(nil, errLeaseLapsed, false)
 			continue
 		}
 		var before uint64
@@ -132,8 +134,11 @@ func (l *lanes) run(lane laneKey, reqs chan laneReq, wake chan struct{}) {
 		finished := make(chan struct{})
 		go func() {
 			resp, err := cl.Broker(int(lane.broker)).Request(r.ctx, r.req)
+			// The lane starts the next request only once this one was
+			// written or finished, so a write counted since is this one.
+			written := !l.ordered || l.writes[lane.conn].count(lane.broker) > before
 			close(finished)
-			r.done(resp, err)
+			r.done(resp, err, written)
 		}()
 		if l.ordered {
 			l.writes[lane.conn].awaitWrite(lane.broker, before, wake, finished)

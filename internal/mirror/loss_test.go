@@ -573,13 +573,13 @@ func TestPipelineOpensOnlyAfterAnAck(t *testing.T) {
 		x.f.record(sentRef{x.fp, q.sendID}, res, time.Now())
 	}
 	limits := func() (l [3]int) {
-		l[0], l[1] = x.f.sendLimit(x.fp, 1), x.f.sendLimit(x.fp, 2)
+		l[0], l[1] = x.f.sendLimit(x.fp, 1, time.Now()), x.f.sendLimit(x.fp, 2, time.Now())
 		x.f.pid = 8
-		l[2] = x.f.sendLimit(x.fp, 1)
+		l[2] = x.f.sendLimit(x.fp, 1, time.Now())
 		x.f.pid = 7
 		return l
 	}
-	if got := x.f.sendLimit(x.fp, 1); got != 1 {
+	if got := x.f.sendLimit(x.fp, 1, time.Now()); got != 1 {
 		t.Fatalf("before any acknowledgement the limit is %d, want 1", got)
 	}
 	answer(sendResult{state: sendAcked, base: 0})
@@ -587,7 +587,7 @@ func TestPipelineOpensOnlyAfterAnAck(t *testing.T) {
 		t.Fatalf("after an ack from broker 1, limits (broker 1, broker 2, new producer id) are %v, want [5 1 1]", got)
 	}
 	answer(sendResult{state: sendFailed, err: kerr.NotLeaderForPartition})
-	if got := x.f.sendLimit(x.fp, 1); got != 1 {
+	if got := x.f.sendLimit(x.fp, 1, time.Now()); got != 1 {
 		t.Fatalf("after a failure the limit is %d, want 1", got)
 	}
 }

@@ -50,6 +50,11 @@ const (
 	// spreadBytes is the backlog from which a partition sends on a
 	// connection of its own (laneOf).
 	spreadBytes = 256 << 10
+	// pipelineIdle is how long a leader's acknowledgement opens the
+	// pipeline (sendLimit): a broker may drop an idle producer's state
+	// (producer.id.expiration.ms, retention, a recreated remote topic), and
+	// then accepts any sequence.
+	pipelineIdle = 10 * time.Second
 )
 
 type sendState uint8
@@ -68,6 +73,10 @@ type sendResult struct {
 	// request is set when the request as a whole failed (no answer): it is
 	// sent again, whatever its error.
 	request bool
+	// unwritten is set when the request is known never to have been
+	// written (its lane dropped it, or the client failed it before writing
+	// it): unlike a lost answer, its fate is not open.
+	unwritten bool
 }
 
 // sentRef names one sent batch of a produce request.
@@ -81,11 +90,13 @@ type produceDone struct {
 	batches map[tp]sentRef // by remote topic and partition
 	resp    *kmsg.ProduceResponse
 	err     error
+	written bool // the request was written to the broker (lanes.go)
 }
 
-// sendLimit is how many batches fp may have in flight to leader. More
-// than one only once leader has acknowledged fp's latest answered batch
-// under the current producer id: a broker with no state for our producer
+// sendLimit is how many batches fp may have in flight to leader at now.
+// More than one only once leader has acknowledged fp's latest answered
+// batch under the current producer id, less than pipelineIdle ago: a
+// broker with no state for our producer
 // on a partition (a new partition, or one whose records of ours are all
 // deleted) accepts a batch with any sequence (KIP-360). If a first batch
 // then failed retriably (a new partition's leader not ready yet) while the
@@ -94,8 +105,8 @@ type produceDone struct {
 // twice under a new producer id. That is what the benchmark hit with 64
 // new remote partitions; franz-go's producer has the same gate (its issue
 // #223).
-func (f *forwarder) sendLimit(fp *fastPart, leader int32) int {
-	if !f.cfg.Idempotent || !f.lanes.ordered || !fp.confirmed || fp.confirmedBy != leader || fp.confirmedPid != f.pid {
+func (f *forwarder) sendLimit(fp *fastPart, leader int32, now time.Time) int {
+	if !f.cfg.Idempotent || !f.lanes.ordered || !fp.confirmed || fp.confirmedBy != leader || fp.confirmedPid != f.pid || now.Sub(fp.confirmedAt) >= pipelineIdle {
 		return 1
 	}
 	return maxPartitionInflight
@@ -106,7 +117,7 @@ func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
 	switch {
 	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind || !f.txnAllows(fp, fp.queue[0]):
 		return false
-	case len(fp.sent) >= f.sendLimit(fp, leader) || now.Before(fp.notBefore) || fp.p.failed() != nil:
+	case len(fp.sent) >= f.sendLimit(fp, leader, now) || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return false
 	case len(fp.sent) > 0 && (fp.sentOn.broker != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
 		return false // a leader change or a new producer id waits for the old sends
@@ -137,7 +148,7 @@ func (f *forwarder) startProduces(ctx context.Context, now time.Time) {
 			continue
 		}
 		if f.canSend(fp, leader, now) {
-			f.coalesce(fp, f.sendLimit(fp, leader)-len(fp.sent))
+			f.coalesce(fp, f.sendLimit(fp, leader, now)-len(fp.sent))
 		}
 		next := 0 // the first request this partition's next batch may join
 		for taken := 0; taken < len(fp.queue) && f.canSendNth(fp, leader, now, taken); taken++ {
@@ -198,7 +209,7 @@ func (f *forwarder) canSendNth(fp *fastPart, leader int32, now time.Time, n int)
 	if n == 0 {
 		return f.canSend(fp, leader, now)
 	}
-	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader) && f.txnAllows(fp, fp.queue[n])
+	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader, now) && f.txnAllows(fp, fp.queue[n])
 }
 
 // sendRequest moves the head batch of each partition in parts to its sent
@@ -248,9 +259,9 @@ func (f *forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 	f.producing[lane]++
 	f.running++
 	ctx, cancel := f.requestContext(ctx)
-	f.lanes.send(ctx, lane, req, func(resp kmsg.Response, err error) {
+	f.lanes.send(ctx, lane, req, func(resp kmsg.Response, err error, written bool) {
 		cancel()
-		pd := produceDone{lane: lane, batches: refs, err: err}
+		pd := produceDone{lane: lane, batches: refs, err: err, written: written}
 		if err == nil {
 			pd.resp = resp.(*kmsg.ProduceResponse)
 		}
@@ -342,7 +353,7 @@ func (f *forwarder) handleProduce(ev produceDone) {
 			if err == nil {
 				err = errors.New("the produce response did not answer the partition")
 			}
-			f.record(ref, sendResult{state: sendFailed, err: err, request: true}, now)
+			f.record(ref, sendResult{state: sendFailed, err: err, request: true, unwritten: ev.err != nil && !ev.written}, now)
 		}
 	}
 }
@@ -367,7 +378,8 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 		q := fp.sent[0]
 		fp.sent = popFront(fp.sent)
 		f.ack(fp, q, q.result.base)
-		fp.confirmed, fp.confirmedBy, fp.confirmedPid = true, fp.sentOn.broker, q.pid
+		fp.confirmed, fp.confirmedBy, fp.confirmedPid, fp.confirmedAt = true, fp.sentOn.broker, q.pid, now
+		fp.writtenBehind = nil // the head is written: what was behind it is in order
 	}
 	for _, q := range fp.sent {
 		if q.result.state == sendFailed {
@@ -390,10 +402,13 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 	head := fp.sent[0]
 	if later := writtenPast(fp.sent); later != nil {
 		fp.queue, fp.sent = append(fp.sent, fp.queue...), nil // fail drops them with the queue
-		f.fail(fp, fmt.Errorf("writing %s[%d]: the target wrote the batch at source offset %d at target offset %d, but not the batch before it, at source offset %d (%v): "+
-			"%s[%d] is out of source order from target offset %d on (a broker with no state for the producer id accepts any sequence); delete the remote topic and let Strait copy it again",
-			fp.p.topic.Source, fp.p.num, later.h.BaseOffset, later.result.base, head.h.BaseOffset, head.result.err, fp.p.topic.Remote, fp.p.num, later.result.base))
+		f.fail(fp, outOfOrderError(fp, later, head, head.result.err))
 		return
+	}
+	for _, q := range fp.sent[1:] {
+		if q.result.state == sendAcked && fp.writtenBehind == nil {
+			fp.writtenBehind = q // written behind a head of open fate: see failedSend
+		}
 	}
 	requeue := make([]*qbatch, 0, len(fp.sent)+len(fp.queue))
 	requeue = append(requeue, fp.sent...)
@@ -401,6 +416,14 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 	fp.sent = nil
 	fp.rewind = false
 	f.failedSend(fp, head, now)
+}
+
+// outOfOrderError says that the target wrote batch later, but not head,
+// which comes before it, for cause.
+func outOfOrderError(fp *fastPart, later, head *qbatch, cause error) error {
+	return fmt.Errorf("writing %s[%d]: the target wrote the batch at source offset %d at target offset %d, but not the batch before it, at source offset %d (%v): "+
+		"%s[%d] is out of source order from target offset %d on (a broker with no state for the producer id accepts any sequence); delete the remote topic and let Strait copy it again",
+		fp.p.topic.Source, fp.p.num, later.h.BaseOffset, later.result.base, head.h.BaseOffset, cause, fp.p.topic.Remote, fp.p.num, later.result.base)
 }
 
 // writtenPast returns the first batch of sent, after its failed head,
@@ -411,7 +434,7 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 // batches again with the same sequences settles them.
 func writtenPast(sent []*qbatch) *qbatch {
 	head := sent[0].result
-	if head.request || errors.Is(head.err, kerr.RequestTimedOut) || errors.Is(head.err, kerr.NotEnoughReplicasAfterAppend) {
+	if head.request && !head.unwritten || errors.Is(head.err, kerr.RequestTimedOut) || errors.Is(head.err, kerr.NotEnoughReplicasAfterAppend) {
 		return nil
 	}
 	for _, q := range sent[1:] {
@@ -432,6 +455,13 @@ func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
 	}
 	if f.txn != nil && breaksTxn(err) && (!errors.Is(err, kerr.OutOfOrderSequenceNumber) || fp.oooRetried) {
 		f.abortAttempt(fmt.Errorf("writing %s[%d] offset %d to %s in a transaction: %w", fp.p.topic.Source, fp.p.num, q.h.BaseOffset, fp.p.topic.Remote, err))
+		return
+	}
+	if later := fp.writtenBehind; later != nil && errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+		// Sent again after its answer was lost, the head is out of
+		// sequence: it was never written, and the target took the batch
+		// behind it without it (it had lost the producer's state).
+		f.fail(fp, outOfOrderError(fp, later, q, err))
 		return
 	}
 	if errors.Is(err, kerr.DuplicateSequenceNumber) {

@@ -132,7 +132,7 @@ func TestLaneDropsARequestWhoseLeaseLapsed(t *testing.T) {
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	done := make(chan error, 1)
-	l.send(lapsed, laneKey{broker: 0, conn: 0}, req, func(_ kmsg.Response, err error) { done <- err })
+	l.send(lapsed, laneKey{broker: 0, conn: 0}, req, func(_ kmsg.Response, err error, _ bool) { done <- err })
 	if err := <-done; !errors.Is(err, errLeaseLapsed) {
 		t.Fatalf("the request with a lapsed lease: %v, want %v", err, errLeaseLapsed)
 	}
