@@ -103,15 +103,15 @@ type fastPart struct {
 	// writtenBehind is a batch the target acknowledged behind a head of
 	// open fate, until the head is acknowledged (failedSend).
 	writtenBehind *qbatch
-	seq          int32 // next producer sequence
-	notBefore    time.Time
-	leaving      string // non-empty: moving to the record path, for this reason
-	fetching     bool   // a fetch of this partition is outstanding
-	resolving    bool   // listing the log start after an out-of-range
-	crcRetried   bool   // the batch at next had a bad CRC once: one refetch
-	active       bool   // its last fetch returned data (see startFetches)
-	stuck        bool   // its target refused or did not answer its last batch (see detach)
-	gone         bool
+	seq           int32 // next producer sequence
+	notBefore     time.Time
+	leaving       string // non-empty: moving to the record path, for this reason
+	fetching      bool   // a fetch of this partition is outstanding
+	resolving     bool   // listing the log start after an out-of-range
+	crcRetried    bool   // the batch at next had a bad CRC once: one refetch
+	active        bool   // its last fetch returned data (see startFetches)
+	stuck         bool   // its target refused or did not answer its last batch (see detach)
+	gone          bool
 }
 
 // qbatch is a fetched batch waiting to be produced, or a skip: offsets that
