@@ -178,38 +178,53 @@ func (m *Mirror) writeSyncs(ctx context.Context, syncs []*kgo.Record) {
 }
 
 // commit makes acknowledged progress durable, in an order that keeps every
-// stored fact true: first the offset index segments that cover it, then MM2
-// offset syncs (best effort, as in MM2), then the progress itself. A node
+// stored fact true: first the offset index segments that cover it, then the
+// progress itself, then MM2 offset syncs (best effort, as in MM2). A node
 // that may not commit now (its mirror's membership is gone, or its lease
 // lapsed) writes none of them: the index records of a node fenced out of
 // the flow would land among those of the partitions' next owner.
 func (m *Mirror) commit(ctx context.Context) error {
-	ctx, cancel, err := m.commitContext(ctx)
+	fenced, cancel, err := m.commitContext(ctx)
 	if err != nil {
 		return err
 	}
 	defer cancel()
+	syncs, err := m.commitFenced(fenced)
+	// Offset syncs only describe records the target acknowledged, and a
+	// syncs topic that does not answer must not hold progress back: bounded
+	// on their own, after the progress.
+	sctx, scancel := context.WithTimeout(ctx, syncsTimeout)
+	m.writeSyncs(sctx, syncs)
+	scancel()
+	return err
+}
+
+// syncsTimeout bounds the writing of MM2 offset syncs after a commit.
+const syncsTimeout = 5 * time.Second
+
+// commitFenced writes the index records and progress of commit under ctx
+// (bounded by the node's lease) and returns the offset syncs due.
+func (m *Mirror) commitFenced(ctx context.Context) ([]*kgo.Record, error) {
 	// Index writes that failed go first, alone: progress drained now may
 	// rely on them, and while the target refuses writes, what waits stays
 	// at one update per index key.
 	if len(m.unsent) > 0 {
 		if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, m.unsent); err != nil {
-			return err
+			return nil, err
 		}
 		m.unsent = nil
 	}
 	c := m.drain()
 	if err := index.Write(ctx, m.cl.Meta, m.cfg.IndexTopic, c.updates); err != nil {
 		m.unsent = index.Coalesce(c.updates)
-		return err
+		return nil, err
 	}
-	m.writeSyncs(ctx, c.syncs)
 	if len(c.moved) == 0 {
-		return nil
+		return c.syncs, nil
 	}
 	resps, err := m.commitOffsets(ctx, c.offs)
 	if err != nil {
-		return err
+		return c.syncs, err
 	}
 	var errs []error
 	for _, mv := range c.moved {
@@ -223,7 +238,7 @@ func (m *Mirror) commit(ctx context.Context) error {
 			mv.p.setCommitted(mv.next)
 		}
 	}
-	return errors.Join(errs...)
+	return c.syncs, errors.Join(errs...)
 }
 
 // commitTxn ends a transaction of exactly-once mode (the forwarder calls
