@@ -67,8 +67,7 @@ func (f *forwarder) coalesce(fp *fastPart, n int) {
 			i = j - 1
 			continue
 		}
-		fp.queueBytes += len(merged.data) - size
-		f.buffered += int64(len(merged.data) - size)
+		f.hold(fp, len(merged.data)-size)
 		fp.queue[i] = merged
 		removed := copy(fp.queue[i+1:], fp.queue[j:])
 		clear(fp.queue[i+1+removed:]) // no pointer left to a merged batch's fetch response

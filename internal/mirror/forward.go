@@ -863,8 +863,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 		}
 		fp.crcRetried = false
 		if filter.Skip(b, h) || f.returned(h) {
-			fp.queue = append(fp.queue, &qbatch{h: h, skip: true, seq: -1})
-			fp.next = h.NextOffset()
+			f.queueSkip(fp, h)
 			continue
 		}
 		if batch.NeedsRebuild(h, fp.next) {
@@ -887,9 +886,37 @@ func (f *forwarder) enqueue(fp *fastPart, q *qbatch, next int64) {
 	q.next = next
 	fp.queue = append(fp.queue, q)
 	fp.p.timing.fetched(q.h.FirstTimestamp, q.h.MaxTimestamp, int(q.h.NumRecords), time.Now())
-	fp.queueBytes += len(q.data)
-	f.buffered += int64(len(q.data))
+	f.hold(fp, q.held())
 	fp.next = next
+}
+
+// queueSkip queues the source batch h, which holds nothing to copy, as a
+// skip: progress moves over it once everything before it is acknowledged
+// (applySkips).
+func (f *forwarder) queueSkip(fp *fastPart, h batch.Header) {
+	q := &qbatch{h: h, skip: true, seq: -1, next: h.NextOffset()}
+	fp.queue = append(fp.queue, q)
+	f.hold(fp, q.held())
+	fp.next = q.next
+}
+
+// hold counts n bytes queued for fp (negative: released) against its
+// partition's room and buffer.memory.
+func (f *forwarder) hold(fp *fastPart, n int) {
+	fp.queueBytes += n
+	f.buffered += int64(n)
+}
+
+// held is the bytes q counts against its partition's room and
+// buffer.memory: its data, or for a skip the bytes fetched for it. Skips
+// hold no data, but a queue of them behind a head that is not acknowledged
+// (or with no lease or producer id) would grow without bound if they
+// counted nothing.
+func (q *qbatch) held() int {
+	if q.skip {
+		return int(q.h.Size())
+	}
+	return len(q.data)
 }
 
 // detach copies the batches queued from index first on out of their fetch
@@ -948,8 +975,7 @@ func (f *forwarder) listTruncation(ctx context.Context, fp *fastPart, cause erro
 // of a batch in flight stay counted until its response.
 func (f *forwarder) dropQueue(fp *fastPart) {
 	for _, q := range fp.queue {
-		f.buffered -= int64(len(q.data))
-		fp.queueBytes -= len(q.data)
+		f.hold(fp, -q.held())
 	}
 	fp.queue = nil
 }

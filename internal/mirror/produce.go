@@ -311,7 +311,9 @@ func nextSeq(seq, n int32) int32 {
 // once everything before them is acknowledged.
 func (f *forwarder) applySkips(fp *fastPart) {
 	for len(fp.sent) == 0 && len(fp.queue) > 0 && fp.queue[0].skip {
-		fp.p.skipBefore(fp.takeHead().h.NextOffset())
+		q := fp.takeHead()
+		f.hold(fp, -q.held())
+		fp.p.skipBefore(q.next)
 	}
 }
 
@@ -508,8 +510,7 @@ func (f *forwarder) failedSend(fp *fastPart, q *qbatch, now time.Time) {
 func (f *forwarder) ack(fp *fastPart, q *qbatch, tgtBase int64) {
 	fp.stuck = false
 	fp.oooRetried = false
-	fp.queueBytes -= len(q.data)
-	f.buffered -= int64(len(q.data))
+	f.hold(fp, -q.held())
 	p := fp.p
 	if q.runs != nil {
 		p.ackRebuilt(q.runs, tgtBase, q.next)

@@ -112,3 +112,41 @@ func TestOutOfSequenceAfterAWrittenSuccessorStops(t *testing.T) {
 		t.Fatalf("partition error %v, want the target out of source order (producer renewal wanted: %v)", err, x.f.pidWanted)
 	}
 }
+
+// TestSkippedBatchesCountAgainstTheBuffer: batches that hold nothing to
+// copy (aborted transactions, markers, the reverse flow's batches) wait in
+// the queue behind a head that is not acknowledged yet, like data. They
+// counted 0 bytes, so while the head was blocked (or with no lease or
+// producer id) fetching went on and the queue grew without bound (the
+// issue's path 8). They now count the bytes fetched for them, and release
+// them when progress moves over them.
+func TestSkippedBatchesCountAgainstTheBuffer(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
+	x.f.cfg.PartitionFetchSize = 64 << 10
+	x.fetched(t.Context(), fetchResp("t", encodeBatch(0, 1, 0, -1, nil)), 0)
+	x.sendAll(t) // the head, never answered
+	var aborted []byte
+	next := int64(1)
+	for range 100 {
+		aborted = append(aborted, encodeBatch(next, 10, attrTxn, 42, make([]byte, 100))...)
+		next += 10
+	}
+	x.fetched(t.Context(), fetchResp("t", aborted, abortedTxn(42, 1)), 1)
+	if len(x.fp.queue) != 100 {
+		t.Fatalf("%d batches queued, want the 100 aborted ones as skips", len(x.fp.queue))
+	}
+	if x.fp.queueBytes < len(aborted) || x.f.buffered != int64(x.fp.queueBytes) {
+		t.Fatalf("queued bytes %d (buffered %d) after %d bytes of aborted batches were fetched", x.fp.queueBytes, x.f.buffered, len(aborted))
+	}
+	if room := x.f.fetchRoom(x.fp, time.Now()); room != 0 {
+		t.Fatalf("the partition may still fetch %d bytes with %d queued", room, x.fp.queueBytes)
+	}
+	x.answer(0, sendResult{state: sendAcked, base: 0})
+	if x.fp.queueBytes != 0 || x.f.buffered != 0 || len(x.fp.queue) != 0 {
+		t.Fatalf("after the head's acknowledgement: %d queued, %d bytes, %d buffered; want none", len(x.fp.queue), x.fp.queueBytes, x.f.buffered)
+	}
+	if acked(x.p) != next {
+		t.Fatalf("progress %d, want %d past the skipped batches", acked(x.p), next)
+	}
+}

@@ -186,8 +186,7 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 		return false
 	}
 	if rb.Data == nil {
-		fp.queue = append(fp.queue, &qbatch{h: h, skip: true, seq: -1})
-		fp.next = h.NextOffset()
+		f.queueSkip(fp, h)
 		return true
 	}
 	f.enqueue(fp, &qbatch{data: rb.Data, h: rb.Header, seq: -1, runs: rb.Runs}, h.NextOffset())
