@@ -90,6 +90,19 @@ type Map struct {
 	keys map[TP][]int64
 }
 
+// NewMap returns the Map Load would build from records holding exactly the
+// segments of parts, each partition of the source topic incarnation ids
+// gives.
+func NewMap(parts map[TP]*offsets.Partition, ids map[TP][16]byte) Map {
+	m := Map{Parts: parts, IDs: ids, keys: map[TP][]int64{}}
+	for tp, p := range parts {
+		for _, s := range p.Segments() {
+			m.keys[tp] = append(m.keys[tp], s.Tgt)
+		}
+	}
+	return m
+}
+
 // Purge returns the tombstones that remove tp's segments from the index
 // topic when they belong to another incarnation of the source topic than
 // id (it was deleted and recreated), and nil when they belong to id or tp

@@ -195,6 +195,7 @@ type forwarder struct {
 	events chan any
 
 	parts        map[tp]*fastPart
+	waiting      map[tp]*fastPart // to install once the entry of the same key in parts is answered (install)
 	srcMeta      map[string]topicMeta
 	dstMeta      map[string]topicMeta
 	srcNames     map[[16]byte]string // topic names by ID, for responses that carry IDs only
@@ -242,6 +243,7 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		inbox:     make(chan []*fastPart, 16),
 		events:    make(chan any, 64),
 		parts:     map[tp]*fastPart{},
+		waiting:   map[tp]*fastPart{},
 		srcMeta:   map[string]topicMeta{},
 		dstMeta:   map[string]topicMeta{},
 		fetching:  map[int32]bool{},
@@ -286,12 +288,7 @@ func (f *forwarder) run(ctx, produceCtx context.Context) error {
 			done = nil
 			f.stopFetching = true
 		case parts := <-f.inbox:
-			for _, fp := range parts {
-				fp.conn = f.conns // spreads partitions over the produce connections
-				f.conns++
-				f.parts[tp{fp.p.topic.Source, fp.p.num}] = fp
-				f.srcStale, f.dstStale = true, true
-			}
+			f.install(parts)
 		case ev := <-f.events:
 			f.running--
 			f.handle(ctx, ev)
@@ -1005,6 +1002,10 @@ func (f *forwarder) finishLeaving() {
 		case fp.gone:
 			f.dropQueue(fp)
 			delete(f.parts, key)
+			if next := f.waiting[key]; next != nil {
+				delete(f.waiting, key)
+				f.install([]*fastPart{next})
+			}
 		case fp.leaving != "":
 			f.dropQueue(fp)
 			delete(f.parts, key)
@@ -1017,20 +1018,52 @@ func (f *forwarder) finishLeaving() {
 	}
 }
 
+// install adds partitions to the fast path. A partition whose source
+// partition has an entry already (a topic deleted and recreated) replaces
+// it only once the old entry's batches in flight are answered: until then
+// it waits, and the old entry leaves.
+func (f *forwarder) install(parts []*fastPart) {
+	for _, fp := range parts {
+		key := tp{fp.p.topic.Source, fp.p.num}
+		if old := f.parts[key]; old != nil && old != fp {
+			f.drop(old, fmt.Errorf("%s[%d] was started again (its topic recreated) while batches of its earlier start were in the transaction", old.p.topic.Source, old.p.num))
+			if len(old.sent) > 0 {
+				f.waiting[key] = fp
+				continue
+			}
+			delete(f.parts, key)
+		}
+		fp.conn = f.conns // spreads partitions over the produce connections
+		f.conns++
+		f.parts[key] = fp
+		f.srcStale, f.dstStale = true, true
+	}
+}
+
 // dropRemoved forgets partitions of topics deleted on the source.
 func (f *forwarder) dropRemoved() {
 	for _, fp := range f.parts {
-		if fp.p.removed.Load() && !fp.gone {
-			fp.gone = true
-			f.dropQueue(fp)
+		if fp.p.removed.Load() {
+			f.drop(fp, fmt.Errorf("the source topic of %s[%d] was deleted while the partition held batches of the transaction not acknowledged", fp.p.topic.Source, fp.p.num))
 		}
 	}
 }
 
-func (f *forwarder) fail(fp *fastPart, err error) {
-	f.stoppedInTxn(fp, err)
+// drop makes a partition leave the fast path once its batches in flight
+// are answered (finishLeaving), dropping what it has queued. In
+// exactly-once mode, queued batches of open fate end the attempt with why
+// (stoppedInTxn): they may be on the target.
+func (f *forwarder) drop(fp *fastPart, why error) {
+	if fp.gone {
+		return
+	}
+	f.stoppedInTxn(fp, why)
 	fp.gone = true
 	f.dropQueue(fp)
+}
+
+func (f *forwarder) fail(fp *fastPart, err error) {
+	f.drop(fp, err)
 	if fp.p.stop(err) {
 		f.log.Error("partition stopped", "topic", fp.p.topic.Source, "partition", fp.p.num, "err", err)
 	}

@@ -416,9 +416,9 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 }
 
 // own marks p as this node's when its share holds it, ready to start: its
-// latency observer, and the previous incarnation's index segments to delete
-// with its first write, so compaction does not keep them forever. The
-// caller holds m.mu.
+// latency observer, and (for a mirror that does not share its flow) the
+// previous incarnation's index segments to delete with its first write, so
+// compaction does not keep them forever. The caller holds m.mu.
 func (m *Mirror) own(p *partition) bool {
 	ts := p.topic
 	if !m.cfg.Share.owns(ts.Source, p.num) {
@@ -428,8 +428,13 @@ func (m *Mirror) own(p *partition) bool {
 	if m.cfg.Latency != nil {
 		p.timing.observe = m.cfg.Latency(ts.Source, p.num)
 	}
-	for _, u := range m.index.Purge(index.TP{Topic: ts.Source, Partition: p.num}, ts.ID) {
-		p.purge = append(p.purge, u.Change)
+	if m.cfg.Share.Owns == nil {
+		// A shared mirror reads the index again before the partition
+		// starts (refreshShared), and purges from that read only: the
+		// previous owner may have written segments since.
+		for _, u := range m.index.Purge(index.TP{Topic: ts.Source, Partition: p.num}, ts.ID) {
+			p.purge = append(p.purge, u.Change)
+		}
 	}
 	return true
 }
