@@ -83,35 +83,44 @@ type forwardConfig struct {
 
 // fastPart is the forwarder's state of one partition.
 type fastPart struct {
-	p          *partition
-	next       int64 // next source offset to fetch
-	queue      []*qbatch
-	queueBytes int       // queued and sent, until acknowledged
-	sent       []*qbatch // in flight, in sequence order (produce.go)
-	sentOn     laneKey   // the target broker and connection of sent
-	conn       int       // its produce connection (lanes) when it has a backlog
-	sendIDs    uint64    // numbers each send, to match its answer
-	rewind     bool      // a sent batch failed: waiting for the rest of sent
-	oooRetried bool      // an out-of-sequence head batch was sent once more
+	p     *partition
+	state fastState // what it may do (lifecycle.go)
+	// leaveReason is why it is leaving for the record path.
+	leaveReason string
+	next        int64 // next source offset to fetch
+	queue       []*qbatch
+	queueBytes  int       // queued and sent, until acknowledged (qbatch.held)
+	sent        []*qbatch // in flight, in sequence order (produce.go)
+	sentOn      laneKey   // the target broker and connection of sent
+	conn        int       // its produce connection (lanes) when it has a backlog
+	sendIDs     uint64    // numbers each send, to match its answer
+	seq         int32     // next producer sequence
+	notBefore   time.Time
 	// confirmed: confirmedBy acknowledged the latest answered batch, sent
-	// under confirmedPid; only then may several batches be in flight
-	// (sendLimit).
+	// under confirmedPid, at confirmedAt; only then, and for pipelineIdle,
+	// may several batches be in flight (sendLimit).
 	confirmed    bool
 	confirmedBy  int32
 	confirmedPid int64
-	confirmedAt  time.Time // when: the gate lapses pipelineIdle later
+	confirmedAt  time.Time
 	// writtenBehind is a batch the target acknowledged behind a head of
 	// open fate, until the head is acknowledged (failedSend).
 	writtenBehind *qbatch
-	seq           int32 // next producer sequence
-	notBefore     time.Time
-	leaving       string // non-empty: moving to the record path, for this reason
-	fetching      bool   // a fetch of this partition is outstanding
-	resolving     bool   // listing the log start after an out-of-range
-	crcRetried    bool   // the batch at next had a bad CRC once: one refetch
-	active        bool   // its last fetch returned data (see startFetches)
-	stuck         bool   // its target refused or did not answer its last batch (see detach)
-	gone          bool
+	oooRetried    bool // an out-of-sequence head batch was sent once more
+	fetching      bool // a fetch of this partition is outstanding
+	resolving     bool // listing the log start after an out-of-range
+	crcRetried    bool // the batch at next had a bad CRC once: one refetch
+	// fetchedEpoch is the leader epoch of the last batch fetched, -1
+	// before any: the fetch's LastFetchedEpoch, so that the source leader
+	// says where its log diverged from what was fetched (KIP-320).
+	fetchedEpoch int32
+	active       bool // its last fetch returned data (see startFetches)
+	stuck        bool // its target refused or did not answer its last batch (see detach)
+}
+
+// newFastPart returns the fast path's state of p, fetching from next.
+func newFastPart(p *partition, next int64) *fastPart {
+	return &fastPart{p: p, next: next, fetchedEpoch: -1}
 }
 
 // qbatch is a fetched batch waiting to be produced, or a skip: offsets that
@@ -135,6 +144,16 @@ type qbatch struct {
 type topicMeta struct {
 	id      [16]byte
 	leaders []int32
+	epochs  []int32 // each partition's leader epoch; nil when not known
+}
+
+// epochOf returns a partition's leader epoch in meta, -1 when unknown.
+func epochOf(meta map[string]topicMeta, topic string, partition int32) int32 {
+	tm, ok := meta[topic]
+	if !ok || int(partition) >= len(tm.epochs) {
+		return -1
+	}
+	return tm.epochs[partition]
 }
 
 type fetchDone struct {
@@ -279,7 +298,7 @@ func (f *forwarder) run(ctx, produceCtx context.Context) error {
 	defer tick.Stop()
 	done := ctx.Done()
 	for {
-		if f.stopFetching && f.running == 0 && (f.txn == nil || f.txn.finished || f.failed != nil) {
+		if f.stopFetching && f.running == 0 && (f.txn == nil || f.txn.phase == txnFinished || f.txn.phase == txnAborted) {
 			return f.failed
 		}
 		f.dispatch(ctx, produceCtx)
@@ -317,7 +336,7 @@ func (f *forwarder) dispatch(ctx, produceCtx context.Context) {
 	// Without the lease (Share.LeaseUntil) nothing is sent: the node may have
 	// been fenced out of the flow's group while it stood still. A stopping
 	// transaction still sends again what it sent before, so it can commit.
-	sending := !f.stopFetching || f.txn != nil && f.failed == nil && !f.txn.finished
+	sending := !f.stopFetching || f.txn != nil && (f.txn.phase == txnEnding || f.txn.phase == txnCommitting)
 	if sending && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.leased() {
 		f.startProduces(produceCtx, now)
 	}
@@ -366,10 +385,10 @@ func loadMeta(ctx context.Context, cl *kgo.Client, topics []string, source bool)
 		if t.Err != nil {
 			continue
 		}
-		tm := topicMeta{id: t.ID, leaders: make([]int32, len(t.Partitions))}
+		tm := topicMeta{id: t.ID, leaders: make([]int32, len(t.Partitions)), epochs: make([]int32, len(t.Partitions))}
 		for _, p := range t.Partitions {
 			if int(p.Partition) < len(tm.leaders) {
-				tm.leaders[p.Partition] = p.Leader
+				tm.leaders[p.Partition], tm.epochs[p.Partition] = p.Leader, p.LeaderEpoch
 				if p.Err != nil {
 					tm.leaders[p.Partition] = -1
 				}
@@ -601,7 +620,12 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = key.partition
-		rp.CurrentLeaderEpoch = -1
+		// A broker that is not the leader of this epoch (any more, or
+		// yet) refuses the fetch (FENCED_LEADER_EPOCH,
+		// UNKNOWN_LEADER_EPOCH: metadata is refreshed and the fetch
+		// tried again) rather than answer from a log that may differ.
+		rp.CurrentLeaderEpoch = epochOf(f.srcMeta, key.topic, key.partition)
+		rp.LastFetchedEpoch = fp.fetchedEpoch
 		rp.FetchOffset = fp.next
 		rp.LogStartOffset = -1
 		rp.PartitionMaxBytes = room
@@ -645,7 +669,7 @@ func (f *forwarder) fetchable(fp *fastPart, now time.Time) (dst, room int32, ok 
 // nothing pending for it, and room in its own buffer and in buffer.memory.
 func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	switch {
-	case fp.fetching || fp.leaving != "" || fp.resolving || fp.gone || now.Before(fp.notBefore) || fp.p.failed() != nil:
+	case fp.fetching || fp.resolving || !fp.sending() || now.Before(fp.notBefore):
 		return 0
 	case fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered:
 		return 0
@@ -774,7 +798,7 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 			rp := &t.Partitions[i]
 			key := tp{name, rp.Partition}
 			fp := ev.parts[key]
-			if fp == nil || fp.leaving != "" || fp.gone || fp.p.failed() != nil {
+			if fp == nil || !fp.sending() {
 				continue
 			}
 			if at, ok := ev.at[key]; !ok || at != fp.next {
@@ -798,6 +822,10 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 		default:
 			f.fail(fp, fmt.Errorf("reading %s[%d]: %w", p.topic.Source, p.num, err))
 		}
+		return
+	}
+	if d := rp.DivergingEpoch; d.Epoch >= 0 && d.EndOffset >= 0 && d.EndOffset < fp.next {
+		f.fail(fp, divergedError(fp, d.Epoch, d.EndOffset))
 		return
 	}
 	end := rp.HighWatermark
@@ -859,6 +887,7 @@ func (f *forwarder) walkBatches(fp *fastPart, batches []byte, filter *batch.Filt
 			return
 		}
 		fp.crcRetried = false
+		fp.fetchedEpoch = h.PartitionLeaderEpoch
 		if filter.Skip(b, h) || f.returned(h) {
 			f.queueSkip(fp, h)
 			continue
@@ -944,6 +973,19 @@ func (f *forwarder) detach(fp *fastPart, first int) {
 	}
 }
 
+// divergedError says that the source leader's log diverged from what fp
+// fetched: its epoch ends at end, before the next offset to fetch, so the
+// records fetched from end on are no longer on the source (an unclean
+// leader election truncated them), and those copied are on the target only.
+func divergedError(fp *fastPart, epoch int32, end int64) error {
+	copied := ""
+	if acked := fp.p.position(); acked > end {
+		copied = fmt.Sprintf("; the target holds the copies of %d..%d", end, acked-1)
+	}
+	return fmt.Errorf("source %s[%d]: the log diverged at offset %d after a leader change (leader epoch %d ends there): records %d..%d, which Strait fetched, are no longer on the source (an unclean leader election truncated them)%s; the partition is stopped rather than copy a log that is not the one it began: compare source and target, then reset the progress of %s[%d] to copy again",
+		fp.p.topic.Source, fp.p.num, end, epoch, end, fp.next-1, copied, fp.p.topic.Remote, fp.p.num)
+}
+
 // listTruncation lists the source log start after an out-of-range fetch,
 // off the loop, to say which records were lost (truncDone).
 func (f *forwarder) listTruncation(ctx context.Context, fp *fastPart, cause error) {
@@ -981,7 +1023,7 @@ func (f *forwarder) dropQueue(fp *fastPart) {
 // drops what it fetched but did not send, and hands over once nothing is in
 // flight (finishLeaving).
 func (f *forwarder) leave(fp *fastPart, reason string) {
-	if fp.leaving != "" || fp.gone {
+	if fp.state == leaving || fp.state == gone {
 		return
 	}
 	if f.txn != nil {
@@ -989,8 +1031,10 @@ func (f *forwarder) leave(fp *fastPart, reason string) {
 			fp.p.topic.Source, fp.p.num, reason))
 		return
 	}
-	fp.leaving = reason
-	f.dropQueue(fp)
+	if fp.to(leaving) {
+		fp.leaveReason = reason
+		f.dropQueue(fp)
+	}
 }
 
 func (f *forwarder) finishLeaving() {
@@ -998,22 +1042,22 @@ func (f *forwarder) finishLeaving() {
 		if len(fp.sent) > 0 {
 			continue
 		}
-		switch {
-		case fp.gone:
+		switch fp.state {
+		case gone:
 			f.dropQueue(fp)
 			delete(f.parts, key)
 			if next := f.waiting[key]; next != nil {
 				delete(f.waiting, key)
 				f.install([]*fastPart{next})
 			}
-		case fp.leaving != "":
+		case leaving:
 			f.dropQueue(fp)
 			delete(f.parts, key)
 			offset := fp.p.resumeOffset()
 			if offset < 0 {
 				offset = fp.next
 			}
-			f.deps.ToRecordPath(fp.p, offset, fp.leaving)
+			f.deps.ToRecordPath(fp.p, offset, fp.leaveReason)
 		}
 	}
 }
@@ -1054,11 +1098,11 @@ func (f *forwarder) dropRemoved() {
 // exactly-once mode, queued batches of open fate end the attempt with why
 // (stoppedInTxn): they may be on the target.
 func (f *forwarder) drop(fp *fastPart, why error) {
-	if fp.gone {
+	if fp.state == gone {
 		return
 	}
 	f.stoppedInTxn(fp, why)
-	fp.gone = true
+	fp.to(gone)
 	f.dropQueue(fp)
 }
 
@@ -1076,7 +1120,7 @@ func (f *forwarder) checkIncarnations(meta map[string]topicMeta) {
 	for _, fp := range f.parts {
 		t := fp.p.topic
 		tm, ok := meta[t.Source]
-		if !ok || tm.id == ([16]byte{}) || t.ID == ([16]byte{}) || tm.id == t.ID || fp.gone {
+		if !ok || tm.id == ([16]byte{}) || t.ID == ([16]byte{}) || tm.id == t.ID || fp.state == gone {
 			continue
 		}
 		f.fail(fp, recreatedError(fp.p, fp.p.position()))

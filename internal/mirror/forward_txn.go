@@ -24,14 +24,10 @@ type txnState struct {
 	// since is when the last transaction ended (or the producer id came):
 	// the next ends Interval later.
 	since time.Time
-	// ending is non-zero while the transaction ends: no new batch is sent,
-	// and it commits once every batch sent in it is acknowledged.
-	ending     time.Time
-	committing bool  // the commit goroutine runs
-	indexSeq   int32 // next sequence of the offset index partition
-	// finished: the last transaction committed after the flow began to
-	// stop; the forwarder may return.
-	finished bool
+	phase txnPhase  // lifecycle.go
+	ended time.Time // when the phase became ending
+	// indexSeq is the next sequence of the offset index partition.
+	indexSeq int32
 }
 
 func newTxnState(cfg Transactions, indexTopic string) *txnState {
@@ -43,7 +39,8 @@ func (t *txnState) indexKey() tp { return tp{t.indexTopic, 0} }
 
 // begin starts afresh with a new producer id: nothing is in a transaction.
 func (t *txnState) begin(now time.Time) {
-	t.added, t.since, t.ending, t.indexSeq = map[tp]bool{}, now, time.Time{}, 0
+	t.added, t.since, t.indexSeq = map[tp]bool{}, now, 0
+	t.to(txnOpen)
 }
 
 // commitTxn is how the mirror ends a transaction (Mirror.commitTxn): it
@@ -75,7 +72,7 @@ func (f *forwarder) producer() producerTxn {
 // the transaction timeout end the attempt instead.
 func (f *forwarder) stepTxn(ctx context.Context, now time.Time) {
 	t := f.txn
-	if f.failed != nil || t.finished {
+	if f.failed != nil || t.phase == txnFinished {
 		return
 	}
 	if ctx.Err() != nil {
@@ -86,27 +83,28 @@ func (f *forwarder) stepTxn(ctx context.Context, now time.Time) {
 	}
 	if f.pid < 0 || f.pidWanted {
 		if f.stopFetching && !f.pidInflight {
-			t.finished = true // no producer id: nothing was written
+			t.to(txnFinished) // no producer id: nothing was written
 		}
 		return
 	}
-	if t.ending.IsZero() && (now.Sub(t.since) >= t.cfg.Interval || f.stopFetching) {
-		t.ending = now
+	if t.phase == txnOpen && (now.Sub(t.since) >= t.cfg.Interval || f.stopFetching) {
+		t.to(txnEnding)
+		t.ended = now
 	}
-	if t.ending.IsZero() {
+	if t.phase == txnOpen {
 		f.addToTxn(ctx, now)
 		return
 	}
-	if t.committing || t.adding {
+	if t.phase == txnCommitting || t.adding {
 		return
 	}
 	if !f.settled() {
-		if wait := t.cfg.Timeout / 2; now.Sub(t.ending) > wait {
+		if wait := t.cfg.Timeout / 2; now.Sub(t.ended) > wait {
 			f.abortAttempt(fmt.Errorf("the target did not acknowledge every batch of the transaction within %v (half of transaction.timeout.ms)", wait))
 		}
 		return
 	}
-	t.committing = true
+	t.to(txnCommitting)
 	p, open, indexAdded, seq, timeout := f.producer(), len(t.added) > 0, t.added[t.indexKey()], t.indexSeq, t.cfg.Timeout/2
 	f.spawn(func() any {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -127,7 +125,7 @@ func (f *forwarder) addToTxn(ctx context.Context, now time.Time) {
 	for key, fp := range f.parts {
 		remote := tp{fp.p.topic.Remote, key.partition}
 		if t.added[remote] || len(fp.queue) == 0 || fp.queue[0].skip || now.Before(fp.notBefore) ||
-			fp.gone || fp.p.failed() != nil || f.targetLeader(fp) < 0 {
+			!fp.sending() || f.targetLeader(fp) < 0 {
 			continue
 		}
 		keys = append(keys, remote)
@@ -215,7 +213,7 @@ func (f *forwarder) txnAllows(fp *fastPart, q *qbatch) bool {
 	if !t.added[tp{fp.p.topic.Remote, fp.p.num}] {
 		return false
 	}
-	return t.ending.IsZero() || q.seq >= 0 && q.pid == f.pid
+	return t.phase == txnOpen || q.seq >= 0 && q.pid == f.pid
 }
 
 // handleTxn applies the answer of a transaction request.
@@ -232,14 +230,15 @@ func (f *forwarder) handleTxn(ev any) {
 			t.added[k] = true
 		}
 	case commitDone:
-		t.committing = false
 		if ev.err != nil {
 			f.abortAttempt(ev.err)
 			return
 		}
-		t.indexSeq, t.added, t.ending, t.since = ev.indexSeq, map[tp]bool{}, time.Time{}, time.Now()
+		t.indexSeq, t.added, t.since = ev.indexSeq, map[tp]bool{}, time.Now()
 		if f.stopFetching {
-			t.finished = true
+			t.to(txnFinished)
+		} else {
+			t.to(txnOpen)
 		}
 	}
 }
@@ -253,6 +252,9 @@ func (f *forwarder) abortAttempt(err error) {
 		f.failed = err
 	}
 	f.stopFetching = true
+	if f.txn != nil && f.txn.phase != txnAborted {
+		f.txn.to(txnAborted)
+	}
 }
 
 // breaksTxn reports whether a produce error in exactly-once mode leaves

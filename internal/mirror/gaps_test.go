@@ -71,7 +71,7 @@ func TestReaddedPartitionWaitsForTheOldOnesBatches(t *testing.T) {
 	x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, nil), encodeBatch(3, 2, 0, -1, nil))), 0)
 	x.sendAll(t)
 	old := x.fp
-	again := &fastPart{p: testPartition(), next: 0}
+	again := newFastPart(testPartition(), 0)
 	x.f.install([]*fastPart{again})
 	if got := x.f.parts[tp{"t", 0}]; got != old {
 		t.Fatal("the new entry replaced one with batches in flight")

@@ -155,7 +155,7 @@ type fastFixture struct {
 func newFastFixture(next int64) fastFixture {
 	f := testForwarder(testMirror())
 	p := testPartition()
-	fp := &fastPart{p: p, next: next}
+	fp := newFastPart(p, next)
 	f.parts[tp{"t", 0}] = fp
 	return fastFixture{f, p, fp}
 }
@@ -316,7 +316,7 @@ func TestNewTopicIDInMetadataStops(t *testing.T) {
 	f := testForwarder(m)
 	p := testPartition()
 	p.topic.ID = [16]byte{1}
-	fp := &fastPart{p: p, next: 1000}
+	fp := newFastPart(p, 1000)
 	f.parts[tp{"t", 0}] = fp
 	f.metaInflight = 1
 	f.handle(t.Context(), metaDone{source: true, meta: map[string]topicMeta{"t": {id: [16]byte{1}, leaders: []int32{1}}}})
@@ -338,7 +338,7 @@ func TestDeadTargetBrokerKeepsItsShare(t *testing.T) {
 	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 2}}
 	stuck, healthy := testPartition(), testPartition()
 	healthy.num = 1
-	fs, fh := &fastPart{p: stuck}, &fastPart{p: healthy}
+	fs, fh := newFastPart(stuck, 0), newFastPart(healthy, 0)
 	f.parts[tp{"t", 0}], f.parts[tp{"t", 1}] = fs, fh
 	// The stuck partition (leader 1) fills its queue fetch after fetch.
 	for range 10 {
@@ -502,7 +502,7 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 	for i := range int32(3) {
 		p := testPartition()
 		p.num = i
-		f.parts[tp{"t", i}] = &fastPart{p: p}
+		f.parts[tp{"t", i}] = newFastPart(p, 0)
 		keys = append(keys, tp{"t", i})
 	}
 	f.share, f.used = f.shares()
@@ -533,7 +533,7 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 	for _, key := range keys {
 		p := testPartition()
 		p.num = key.partition
-		f.parts[key] = &fastPart{p: p}
+		f.parts[key] = newFastPart(p, 0)
 	}
 	for _, dst := range []map[string]topicMeta{
 		{},                                  // not loaded yet

@@ -115,7 +115,7 @@ func (f *forwarder) sendLimit(fp *fastPart, leader int32, now time.Time) int {
 // canSend reports whether fp may send its next queued batch to leader now.
 func (f *forwarder) canSend(fp *fastPart, leader int32, now time.Time) bool {
 	switch {
-	case len(fp.queue) == 0 || fp.queue[0].skip || fp.rewind || !f.txnAllows(fp, fp.queue[0]):
+	case len(fp.queue) == 0 || fp.queue[0].skip || fp.state != flowing || !f.txnAllows(fp, fp.queue[0]):
 		return false
 	case len(fp.sent) >= f.sendLimit(fp, leader, now) || now.Before(fp.notBefore) || fp.p.failed() != nil:
 		return false
@@ -389,17 +389,27 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 		}
 	}
 	if len(fp.sent) == 0 {
-		fp.rewind = false
+		if fp.state == rewinding {
+			fp.to(flowing)
+		}
 		return
 	}
 	if fp.sent[0].result.state == sendPending {
 		return
 	}
-	fp.rewind = true
+	if fp.state == flowing {
+		fp.to(rewinding)
+	}
 	for _, q := range fp.sent {
 		if q.result.state == sendPending {
 			return
 		}
+	}
+	if fp.state != rewinding {
+		// Leaving or gone: what it sent is answered and goes nowhere
+		// again; finishLeaving drops it with the queue.
+		fp.queue, fp.sent = append(fp.sent, fp.queue...), nil
+		return
 	}
 	head := fp.sent[0]
 	if later := writtenPast(fp.sent); later != nil {
@@ -416,7 +426,7 @@ func (f *forwarder) settle(fp *fastPart, now time.Time) {
 	requeue = append(requeue, fp.sent...)
 	fp.queue = append(requeue, fp.queue...)
 	fp.sent = nil
-	fp.rewind = false
+	fp.to(flowing)
 	f.failedSend(fp, head, now)
 }
 

@@ -82,8 +82,8 @@ func TestRebuiltBatchesStayOnTheFastPath(t *testing.T) {
 			x.p.startAt(c.next, false)
 			x.fetched(t.Context(), fetchResp("t", c.batches))
 			x.f.finishLeaving()
-			if left != "" || x.fp.leaving != "" || x.p.failed() != nil {
-				t.Fatalf("left the fast path (%q %q), error %v", left, x.fp.leaving, x.p.failed())
+			if left != "" || x.fp.state != flowing || x.p.failed() != nil {
+				t.Fatalf("left the fast path (%q, %s), error %v", left, x.fp.state, x.p.failed())
 			}
 			var counts []int32
 			for _, q := range x.fp.queue {

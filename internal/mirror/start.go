@@ -134,7 +134,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		// with compaction holes or LogAppendTime are rebuilt there.
 		if m.fwd != nil && pos.at >= 0 {
 			p.fast.Store(true)
-			fast = append(fast, &fastPart{p: p, next: pos.at})
+			fast = append(fast, newFastPart(p, pos.at))
 			continue
 		}
 		if m.cfg.Transactions != nil {

@@ -124,7 +124,10 @@ func TestStoppedPartitionWithUnackedBatchesAbortsTheTransaction(t *testing.T) {
 		t.Fatal("settled with a batch of open fate")
 	}
 	f.fail(x.fp, fmt.Errorf("source-side stop"))
-	f.txn.ending = time.Now()
+	if f.txn.phase == txnOpen {
+		f.txn.to(txnEnding)
+		f.txn.ended = time.Now()
+	}
 	f.dispatch(t.Context(), t.Context())
 	for f.running > 0 {
 		ev := <-f.events
