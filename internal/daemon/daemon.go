@@ -554,6 +554,8 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		Provenance:             prov,
 		// The share records the control plane's first listing in it.
 		Beginning: &mirror.Beginning{},
+		// Counted across the mirrors the share runs.
+		Counters: &mirror.Counters{},
 	}
 	if fc.ExactlyOnce {
 		// The share gives each mirror its id (transactionalID, by the

@@ -96,6 +96,22 @@ type Config struct {
 	// daemon runs for it, which records the control plane's first listing
 	// in it; nil: the mirror's first topic set is the flow's beginning.
 	Beginning *Beginning
+	// Counters are the flow's counts on this node, shared by every mirror
+	// the daemon runs for it; nil: the mirror's own.
+	Counters *Counters
+}
+
+// Counters are what a flow's data plane counted on this node: records and
+// bytes copied, Kafka errors met, bad internal records skipped,
+// transactions committed and aborted. The daemon gives every mirror of a
+// flow the same, so that they go on across the mirrors a node runs (one
+// per rebalance): the metrics they feed are counters.
+type Counters struct {
+	totals     totals
+	badRecords atomic.Int64 // undecodable records skipped in internal topics
+	errors     errorCounts  // Kafka errors met, by side and class (Status)
+	// Exactly-once mode: transactions committed, and attempts aborted.
+	txnCommits, txnAborts atomic.Int64
 }
 
 // Share is the part of a flow one node copies while it shares the flow
@@ -247,11 +263,7 @@ type Mirror struct {
 	stored map[string]map[int32]storedOffset
 	mm2    map[string]map[int32]int64 // MM2's last replicated offsets, by source topic
 
-	totals     totals
-	badRecords atomic.Int64 // undecodable records skipped in internal topics
-	errors     errorCounts  // Kafka errors met, by side and class (Status)
-	// Exactly-once mode: transactions committed, and attempts aborted.
-	txnCommits, txnAborts atomic.Int64
+	*Counters // Config.Counters, or the mirror's own
 
 	// abandon cancels the produce context of the attempt running (Abandon);
 	// abandoned makes later attempts start with it cancelled.
@@ -286,6 +298,10 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		throttle:  newThrottle(cfg.ThrottleBytesPerSecond),
 		shares:    newRecordShares(cfg.MaxBuffered),
 		begin:     cfg.Beginning,
+		Counters:  cfg.Counters,
+	}
+	if m.Counters == nil {
+		m.Counters = &Counters{}
 	}
 	if m.begin == nil {
 		m.begin = &Beginning{}
