@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/kafkatest"
 )
@@ -65,7 +62,7 @@ strait.api.listen = 127.0.0.1:0
 
 	// Fence the node's transactional producer: its next request fails and
 	// the attempt aborts and starts again, with new produce clients.
-	initProducerID(t, b, "strait-A-0")
+	b.FenceTransactionalID(t, "strait-A-0")
 	w.produce(t, src, 2000)
 	kafkatest.Eventually(t, time.Minute, func() error {
 		if !strings.Contains(n1.out.String(), "exactly-once mode: aborted the transaction") {
@@ -96,22 +93,4 @@ strait.api.listen = 127.0.0.1:0
 			t.Errorf("partition %d: %d lost, %d duplicates", rep.Partition, rep.Lost, rep.Duplicates)
 		}
 	}
-}
-
-// initProducerID fences the producers of transactional id on c, as a new
-// producer with that id does.
-func initProducerID(t *testing.T, c *kafkatest.Cluster, id string) {
-	t.Helper()
-	cl := c.Client(t)
-	kafkatest.Eventually(t, time.Minute, func() error {
-		req := kmsg.NewPtrInitProducerIDRequest()
-		req.TransactionalID, req.TransactionTimeoutMillis = &id, 10000
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		resp, err := req.RequestWith(ctx, cl)
-		if err == nil {
-			err = kerr.ErrorForCode(resp.ErrorCode)
-		}
-		return err
-	})
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // topicReadyTimeout bounds the wait for a new topic's partitions to have leaders.
@@ -254,4 +256,23 @@ func (c *Cluster) script(t testing.TB, args ...string) {
 	if err != nil {
 		t.Fatalf("kafka.sh %v: %v\n%s%s", args, err, stdout, stderr)
 	}
+}
+
+// FenceTransactionalID fences the producers of transactional id on c, as a
+// new producer with that id does (InitProducerID): their open transaction
+// is aborted and their next request refused.
+func (c *Cluster) FenceTransactionalID(t testing.TB, id string) {
+	t.Helper()
+	cl := c.Client(t)
+	Eventually(t, time.Minute, func() error {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = &id, 15000
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		return err
+	})
 }

@@ -4,7 +4,6 @@ package mirror_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"strait/internal/batch"
 	"strait/internal/config"
 	"strait/internal/daemon"
 	"strait/internal/index"
@@ -62,50 +58,18 @@ func checkExactlyOnce(t *testing.T, topic string) {
 // written inside a transaction, and its transaction markers.
 func targetBatches(t *testing.T, topic string, partition int32) (data, transactional, markers int) {
 	t.Helper()
-	cl := env.Clusters[1].Client(t)
-	md, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for offset := int64(0); ; {
-		req := kmsg.NewPtrFetchRequest()
-		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 100, 64<<20, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = topic, md[topic].ID
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = partition, offset, 64<<20, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := cl.Request(t.Context(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
-		start := offset
-		for rest := got.RecordBatches; len(rest) > 0; {
-			h, err := batch.Parse(rest)
-			if errors.Is(err, batch.ErrPartial) {
-				break
+	for _, h := range rawBatches(t, env.Clusters[1], topic, partition) {
+		switch {
+		case h.Control():
+			markers++
+		default:
+			data++
+			if h.Transactional() {
+				transactional++
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			rest = rest[h.Size():]
-			offset = h.NextOffset()
-			switch {
-			case h.Control():
-				markers++
-			default:
-				data++
-				if h.Transactional() {
-					transactional++
-				}
-			}
-		}
-		if offset == start || offset >= got.HighWatermark {
-			return data, transactional, markers
 		}
 	}
+	return data, transactional, markers
 }
 
 // TestExactlyOnceWritesInTransactions copies a transactional source (with
@@ -141,13 +105,14 @@ func TestExactlyOnceWritesInTransactions(t *testing.T) {
 	}
 }
 
-// TestExactlyOnceFencedNodeAbortsAndResumes runs two nodes on one config in
-// exactly-once mode while records keep arriving: they share the
-// transactional id, so each InitProducerID fences the other, whose
-// transaction aborts and which starts again from the last committed one.
-// Once one of them stops, the other copies the rest. A read_committed
-// reader then finds every record exactly once and in order: the aborted
-// attempts' records are never visible.
+// TestExactlyOnceFencedNodeAbortsAndResumes copies in exactly-once mode
+// while records keep arriving, and fences the node's transactional producer
+// again and again from outside (an InitProducerID with its transactional id,
+// as a restarted node with its slot does): each time its transaction
+// aborts and it starts again from the last committed one. A second node
+// then joins and shares the flow, and stops again. A read_committed reader
+// finds every record exactly once and in order: the aborted attempts'
+// records are never visible.
 func TestExactlyOnceFencedNodeAbortsAndResumes(t *testing.T) {
 	a := env.Clusters[0]
 	topic := kafkatest.Name(t, "eos-fenced")
@@ -179,16 +144,58 @@ func TestExactlyOnceFencedNodeAbortsAndResumes(t *testing.T) {
 		}
 		return nil
 	})
+	id := mirrorStatus(first).TransactionalID
+	more := a.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produceMore := func(n int) {
+		var recs []*kgo.Record
+		for i := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % 4), Value: fmt.Appendf(nil, "more-%d", i)})
+		}
+		if err := more.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for fenced := int64(1); fenced <= 3; fenced++ {
+		// Fence it once its attempt since the last fence has committed:
+		// fenced before its own InitProducerID, it would fence us.
+		committed := mirrorStatus(first).Transactions
+		produceMore(40)
+		kafkatest.Eventually(t, time.Minute, func() error {
+			if n := mirrorStatus(first).Transactions; n <= committed {
+				return fmt.Errorf("no transaction committed since the last fence (%d)", n)
+			}
+			return nil
+		})
+		env.Clusters[1].FenceTransactionalID(t, id)
+		produceMore(40) // records to write with the fenced producer
+		kafkatest.Eventually(t, time.Minute, func() error {
+			st := mirrorStatus(first)
+			if st.AbortedTransactions < fenced {
+				return fmt.Errorf("%d attempts aborted after %d fences of %s", st.AbortedTransactions, fenced, id)
+			}
+			return nil
+		})
+	}
 	second, stopSecond := startDaemon(t, extra)
 	kafkatest.Eventually(t, time.Minute, func() error {
-		f, s := mirrorStatus(first), mirrorStatus(second)
-		if f.AbortedTransactions+s.AbortedTransactions < 2 || s.Transactions == 0 {
-			return fmt.Errorf("aborted %d and %d, the second node committed %d", f.AbortedTransactions, s.AbortedTransactions, s.Transactions)
+		for _, f := range second.Status().Flows {
+			if f.Share != nil && len(f.Share.Units) > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("the second node owns no partition yet")
+	})
+	// More records, for both nodes to copy.
+	committed := mirrorStatus(first).Transactions
+	produceMore(400)
+	kafkatest.Eventually(t, time.Minute, func() error {
+		if f, s := mirrorStatus(first), mirrorStatus(second); s.Transactions == 0 || f.Transactions <= committed {
+			return fmt.Errorf("the nodes committed %d and %d transactions since they share the flow", f.Transactions-committed, s.Transactions)
 		}
 		return nil
 	})
 	if err := stopSecond(); err != nil {
-		t.Logf("the second node: %v", err) // fenced while it stopped: its last transaction did not commit
+		t.Fatalf("the second node: %v", err)
 	}
 	stopProducing()
 	wg.Wait()

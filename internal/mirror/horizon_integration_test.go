@@ -4,16 +4,13 @@ package mirror_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/batch"
 	"strait/internal/kafkatest"
@@ -23,53 +20,6 @@ import (
 // a batch holding tombstones: its base timestamp is then the delete
 // horizon, after which the cleaner may drop them.
 const horizonBit = 0x40
-
-// horizonBatches reads every batch of partition 0 of topic on c, raw.
-func horizonBatches(t *testing.T, c *kafkatest.Cluster, topic string) []batch.Header {
-	t.Helper()
-	cl := c.Client(t)
-	md, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []batch.Header
-	for offset := int64(0); ; {
-		req := kmsg.NewPtrFetchRequest()
-		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 100, 64<<20, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = topic, md[topic].ID
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, offset, 64<<20, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := cl.Request(t.Context(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
-		if err := kerr.ErrorForCode(got.ErrorCode); err != nil {
-			t.Fatalf("fetching %s at %d: %v", topic, offset, err)
-		}
-		start := offset
-		for rest := got.RecordBatches; len(rest) > 0; {
-			h, err := batch.Parse(rest)
-			if errors.Is(err, batch.ErrPartial) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			rest = rest[h.Size():]
-			if h.NextOffset() > offset {
-				out = append(out, h)
-				offset = h.NextOffset()
-			}
-		}
-		if offset == start || offset >= got.HighWatermark {
-			return out
-		}
-	}
-}
 
 // tombstones returns the offsets of the tombstones of keys t0..t4 in
 // partition 0 of topic on c, read by a consumer.
@@ -184,7 +134,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 	var src batch.Header
 	fill := 0
 	kafkatest.Eventually(t, 90*time.Second, func() error {
-		h, ok := batchAt(horizonBatches(t, a, topic), firstTombstone)
+		h, ok := batchAt(rawBatches(t, a, topic, 0), firstTombstone)
 		if ok && h.Attributes&horizonBit != 0 {
 			src = h
 			return nil
@@ -208,7 +158,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 	}
 	// What the target broker kept: a horizon on the target that is not one
 	// its own cleaner set (now plus a day) is the source's.
-	dst := horizonBatches(t, b, remote)
+	dst := rawBatches(t, b, remote, 0)
 	for _, h := range dst {
 		t.Logf("target: batch %d..%d, %d records, attributes %#x, base timestamp %d, max timestamp %d",
 			h.BaseOffset, h.LastOffset(), h.NumRecords, h.Attributes, h.FirstTimestamp, h.MaxTimestamp)
@@ -241,7 +191,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 		return nil
 	})
 	got := tombstones(t, b, remote)
-	for _, h := range horizonBatches(t, b, remote) {
+	for _, h := range rawBatches(t, b, remote, 0) {
 		t.Logf("target after its cleaner ran: batch %d..%d, %d records, attributes %#x, base timestamp %d",
 			h.BaseOffset, h.LastOffset(), h.NumRecords, h.Attributes, h.FirstTimestamp)
 	}

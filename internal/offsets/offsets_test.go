@@ -64,6 +64,23 @@ const (
 	marker // a transaction marker: never copied
 )
 
+// randomLog is a source log of n offsets: a fifth compaction holes, a tenth
+// transaction markers, the rest records.
+func randomLog(rng *rand.Rand, n int) []int {
+	src := make([]int, n)
+	for i := range src {
+		switch r := rng.IntN(10); {
+		case r < 2:
+			src[i] = hole
+		case r < 3:
+			src[i] = marker
+		default:
+			src[i] = record
+		}
+	}
+	return src
+}
+
 // simulate replicates a random source log with holes, markers and crash
 // replays into each of ps (after calling step, if not nil, after every
 // acknowledgement), and returns the source log and the target log (source
@@ -78,18 +95,8 @@ func simulate(t *testing.T, rng *rand.Rand, batches bool, step func(), ps ...*Pa
 			step()
 		}
 	}
-	n := 200 + rng.IntN(300)
-	src = make([]int, n)
-	for i := range src {
-		switch r := rng.IntN(10); {
-		case r < 2:
-			src[i] = hole
-		case r < 3:
-			src[i] = marker
-		default:
-			src[i] = record
-		}
-	}
+	src = randomLog(rng, 200+rng.IntN(300))
+	n := len(src)
 	each(func(p *Partition) { p.SetStart(0) })
 	tgt = map[int64]int64{}
 	var next int64      // target log end
@@ -728,17 +735,7 @@ func TestRestoreOfSuccessiveWritersNeverSkips(t *testing.T) {
 	for seed := uint64(0); seed < 1000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 13))
 		n := int64(100 + rng.IntN(200))
-		src := make([]int, n)
-		for i := range src {
-			switch r := rng.IntN(10); {
-			case r < 2:
-				src[i] = hole
-			case r < 3:
-				src[i] = marker
-			default:
-				src[i] = record
-			}
-		}
+		src := randomLog(rng, int(n))
 		tgt := map[int64]int64{}
 		var next, progress int64
 		store := map[int64]Change{}
