@@ -122,3 +122,46 @@ func TestRatesFollowTheSource(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesOfOneHostAndPidHaveTheirOwnTransactionalIDs: two nodes whose
+// names are alike (two containers of one host with host networking both
+// run as PID 1; here two daemons of one process) share an exactly-once
+// flow. Their transactional ids came from the node's name (hostname-pid),
+// so each InitProducerID fenced the other, forever (the path 10).
+// They now come from the members' slots: every record is copied once, both
+// nodes commit, and neither is fenced by the other.
+func TestNodesOfOneHostAndPidHaveTheirOwnTransactionalIDs(t *testing.T) {
+	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(4, "orders"))
+	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cfg := fakeConfig(t, a, b, "emit.heartbeats.enabled = false\nstrait.exactly.once = true\nB.offset.flush.interval.ms = 100\n")
+	d1, _ := runDaemon(t, cfg)
+	d2, _ := runDaemon(t, cfg)
+	kafkatest.Eventually(t, 60*time.Second, func() error {
+		units, _ := sharesOf(d1, d2)
+		if units[0] != 2 || units[1] != 2 {
+			return fmt.Errorf("partitions %v, want 2 each", units)
+		}
+		return nil
+	})
+	produce(t, src, "orders", 4, 0, 400)
+	waitProgressAtEnd(t, a, b, d1, "orders", 30*time.Second)
+	ids := map[string]bool{}
+	for _, d := range []*Daemon{d1, d2} {
+		st := flowStatus(d)
+		if st.Transactions == 0 || st.AbortedTransactions > 0 {
+			t.Errorf("a node committed %d transactions and aborted %d: want some, and none aborted", st.Transactions, st.AbortedTransactions)
+		}
+		ids[st.TransactionalID] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("the nodes' transactional ids %v are not their own", ids)
+	}
+	dst := kafkatest.ReadAll(t, b.ListenAddrs(), "A.orders", kgo.ReadCommitted())
+	n := 0
+	for _, recs := range dst {
+		n += len(recs)
+	}
+	if n != 400 {
+		t.Errorf("the target holds %d records read committed, want 400", n)
+	}
+}
