@@ -148,6 +148,12 @@ type topicInfo struct {
 	Err        error
 }
 
+// Selects reports whether the flow replicates source topic name, by its
+// config (topics, topics.exclude, the policy, heartbeats).
+func (r *Reconciler) Selects(name string) bool {
+	return policy.ShouldReplicateTopic(r.cfg.Policy, r.cfg.Topics, r.cfg.HeartbeatsReplication, r.cfg.Target, name)
+}
+
 // observe reads what the pass decides from: both clusters' topics and the
 // configs, broker default and ownership the decisions need.
 func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, error) {
@@ -157,7 +163,7 @@ func (r *Reconciler) observe(ctx context.Context, syncConfigs bool) (*observed, 
 		return nil, fmt.Errorf("listing topics on the source: %w", err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(obs.source)) {
-		if !policy.ShouldReplicateTopic(r.cfg.Policy, r.cfg.Topics, r.cfg.HeartbeatsReplication, r.cfg.Target, name) {
+		if !r.Selects(name) {
 			continue
 		}
 		obs.listed[name] = true // even when it failed to describe: it is not gone

@@ -289,7 +289,9 @@ func (r *Reconciler) Reconcile(parent context.Context) ([]Result, error) {
 // nothing on the target and hands the data plane the selected topics whose
 // remote topic is there, with the partitions both sides have (the node
 // holding the duty creates and grows them), and the topics gone from the
-// source. Its results are not kept: problems are the duty holder's.
+// source. A topic the duty holder would refuse (decide's verdict, such as
+// a foreign remote topic with fewer partitions) is not handed. Its results
+// are not kept: problems are the duty holder's.
 func (r *Reconciler) follow(ctx context.Context) error {
 	obs, err := r.observe(ctx, false)
 	if err != nil {
@@ -300,7 +302,7 @@ func (r *Reconciler) follow(ctx context.Context) error {
 	var ready []Ready
 	for i, res := range p.results[:len(p.ids)] {
 		remote, there := obs.target[res.Remote]
-		if obs.nameErrs[res.Source] != nil || !there || remote.Err != nil {
+		if res.Err != nil || !there || remote.Err != nil {
 			continue
 		}
 		ready = append(ready, Ready{Source: res.Source, Remote: res.Remote, ID: p.ids[i], Partitions: min(res.Partitions, remote.Partitions)})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -367,4 +368,38 @@ func repeat(n int, partitions int32) []int32 {
 		out[i] = partitions
 	}
 	return out
+}
+
+// TestFollowingHandsOnlyTopicsTheDutyHolderWouldCopy: a node without the
+// control duty hands the data plane no topic whose remote topic the duty
+// holder refuses, such as a foreign one with fewer partitions than its
+// source: records of its missing partitions have nowhere to go, and those
+// of the others would land in a topic Strait did not create. A topic whose
+// remote topic Strait owns but has not grown yet is handed with the
+// partitions both sides have.
+func TestFollowingHandsOnlyTopicsTheDutyHolderWouldCopy(t *testing.T) {
+	a := fakeCluster(t, kfake.SeedTopics(4, "foreign", "growing", "fine"))
+	b := fakeCluster(t, kfake.SeedTopics(2, "A.foreign", "A.growing"), kfake.SeedTopics(4, "A.fine"))
+	dstCl := kafkatest.FakeClient(t, b)
+	// Strait's progress group has offsets for A.growing: Strait created it.
+	adm := kadm.NewClient(dstCl)
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "A.growing", Partition: 0, At: 1, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(t.Context(), "strait-test", offs); err != nil {
+		t.Fatal(err)
+	}
+	var handed []Ready
+	r, _ := newReconciler(t, kafkatest.FakeClient(t, a), dstCl, func(ready []Ready, _ []string) { handed = ready })
+	r.SetFollowing(true)
+	if _, err := r.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int32{}
+	for _, rd := range handed {
+		got[rd.Source] = rd.Partitions
+	}
+	want := map[string]int32{"growing": 2, "fine": 4}
+	if !maps.Equal(got, want) {
+		t.Errorf("handed %v, want %v", got, want)
+	}
 }
