@@ -11,8 +11,13 @@ import (
 type Claim struct {
 	MemberID string
 	Node     string
+	// Settings is the member's Config.Settings.
+	Settings string
 	Units    []Unit
 	Control  bool
+	// Leader marks the group's leader, the member computing the
+	// assignment; it is not sent in the metadata.
+	Leader bool
 	// Slot is the slot the member holds (see Plan.Slot); negative for none.
 	Slot int
 	// Rates holds the throughput of some of Units, in bytes per second; a unit without
@@ -75,10 +80,11 @@ const minWeight = 1
 //   - Claimed units that are not in work are in no plan: their owners release them.
 //   - Every member gets a slot no other member holds: the one it claims, unless a member
 //     of a lower id claims it too; else the lowest slot nobody holds, in member id order.
-//   - Control goes to exactly one member: the one member that claims it; or, when none
-//     does, the member with the lowest id; when two or more claim it, none of them gets
-//     it in this generation (each releases it and rejoins) and the next generation gives
-//     it to the lowest member id. It never moves for balance.
+//   - Control goes to the leader (the claim marked Leader, else the lowest member id):
+//     the duty creates the remote topics and the leader lists the work, so a topic the
+//     duty creates is shared at once. Another member that claims it releases it and
+//     rejoins; while it does, the leader gets the duty only if it claims it too (it
+//     already runs it). It never moves for balance.
 //
 // The result has a plan for every member id in claims (the first claim of a duplicate id
 // counts).
@@ -153,22 +159,15 @@ func Assign(claims []Claim, work []Unit) map[string]Plan {
 		}
 	}
 
-	var holders []int
+	leader := max(0, slices.IndexFunc(ms, func(c Claim) bool { return c.Leader }))
+	others := false
 	for i, c := range ms {
-		if c.Control {
-			holders = append(holders, i)
+		if c.Control && i != leader {
+			plans[i].Rejoin = true // releases the duty first
+			others = true
 		}
 	}
-	switch len(holders) {
-	case 0:
-		plans[0].Control = true
-	case 1:
-		plans[holders[0]].Control = true
-	default:
-		for _, i := range holders {
-			plans[i].Rejoin = true
-		}
-	}
+	plans[leader].Control = !others || ms[leader].Control
 
 	for i, slot := range assignSlots(ms) {
 		plans[i].Slot = slot

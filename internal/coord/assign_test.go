@@ -82,7 +82,7 @@ func TestAssign(t *testing.T) {
 		},
 		{
 			name:   "sticky: a balanced group keeps everything",
-			claims: []Claim{{MemberID: "m1", Units: a(3, 0)}, {MemberID: "m2", Units: a(1, 2), Control: true}},
+			claims: []Claim{{MemberID: "m1", Units: a(3, 0)}, {MemberID: "m2", Units: a(1, 2), Control: true, Leader: true}},
 			work:   a(0, 1, 2, 3),
 			want: map[string]Plan{
 				"m1": {Units: a(0, 3)},
@@ -220,19 +220,29 @@ func TestAssign(t *testing.T) {
 			want:   map[string]Plan{"m1": {Units: a(0, 1), Control: true}},
 		},
 		{
-			name:   "control stays with its holder",
-			claims: []Claim{{MemberID: "m1"}, {MemberID: "m2", Control: true}, {MemberID: "m3"}},
+			name:   "control stays with the leader",
+			claims: []Claim{{MemberID: "m1"}, {MemberID: "m2", Control: true, Leader: true}, {MemberID: "m3"}},
 			want:   map[string]Plan{"m1": {}, "m2": {Control: true}, "m3": {}},
 		},
 		{
-			name:   "control held by nobody goes to the lowest member id",
+			name:   "control held by nobody goes to the leader",
+			claims: []Claim{{MemberID: "m3", Leader: true}, {MemberID: "m2"}},
+			want:   map[string]Plan{"m2": {}, "m3": {Control: true}},
+		},
+		{
+			name:   "without a leader's claim, the lowest member id leads",
 			claims: []Claim{{MemberID: "m3"}, {MemberID: "m2"}},
 			want:   map[string]Plan{"m2": {Control: true}, "m3": {}},
 		},
 		{
-			name:   "control claimed twice goes to neither, both rejoin",
-			claims: []Claim{{MemberID: "m1", Control: true}, {MemberID: "m2", Control: true}, {MemberID: "m3"}},
-			want:   map[string]Plan{"m1": {Rejoin: true}, "m2": {Rejoin: true}, "m3": {}},
+			name:   "control moves to the leader once its holder released it",
+			claims: []Claim{{MemberID: "m1", Control: true}, {MemberID: "m2", Leader: true}, {MemberID: "m3"}},
+			want:   map[string]Plan{"m1": {Rejoin: true}, "m2": {}, "m3": {}},
+		},
+		{
+			name:   "control claimed twice stays with the leader, the other rejoins",
+			claims: []Claim{{MemberID: "m1", Control: true}, {MemberID: "m2", Control: true, Leader: true}, {MemberID: "m3"}},
+			want:   map[string]Plan{"m1": {Rejoin: true}, "m2": {Control: true}, "m3": {}},
 		},
 		{
 			name:   "duplicates in work, in a claim and of a member id count once",

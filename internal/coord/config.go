@@ -27,6 +27,10 @@ type Config struct {
 	Group string
 	// NodeID names this node for status and logs, such as hostname-pid.
 	NodeID string
+	// Settings is a digest of the settings every member must share (for a
+	// flow: which topics it copies, where and how). The leader reports
+	// members whose digest differs from its own.
+	Settings string
 	// SessionTimeout is how long the broker keeps the member without a heartbeat.
 	SessionTimeout time.Duration
 	// RebalanceTimeout is how long the broker waits for every member to rejoin in a

@@ -301,7 +301,7 @@ func (m *Member) joinAndSync(ctx context.Context) (generation, error) {
 	}
 	var assignments []kmsg.SyncGroupRequestGroupAssignment
 	if g.leader && !join.SkipAssignment {
-		assignments, g.workErr = m.lead(ctx, g.id, join.Members)
+		assignments, g.workErr = m.lead(ctx, g.id, g.memberID, join.Members)
 	}
 	b, err := m.sync(ctx, g, assignments)
 	if err != nil {
@@ -335,7 +335,7 @@ func (m *Member) metadata() []byte {
 		}
 	}
 	m.reported = rates
-	return encodeMetadata(m.cfg.NodeID, m.rejoins, m.slot, m.owned, m.control, rates, m.released)
+	return encodeMetadata(Claim{Node: m.cfg.NodeID, Settings: m.cfg.Settings, Units: m.owned, Control: m.control, Slot: m.slot, Rates: rates}, m.rejoins, m.released)
 }
 
 func (m *Member) join(ctx context.Context, meta []byte) (*kmsg.JoinGroupResponse, error) {
@@ -378,7 +378,7 @@ func (m *Member) join(ctx context.Context, meta []byte) (*kmsg.JoinGroupResponse
 // lead assigns the generation: it decodes every member's claim, lists the work, and
 // returns every member's assignment. When Work fails it assigns the units the members
 // hold (so nothing is dropped and nothing new is started) and schedules a rejoin.
-func (m *Member) lead(ctx context.Context, gen int32, members []kmsg.JoinGroupResponseMember) ([]kmsg.SyncGroupRequestGroupAssignment, error) {
+func (m *Member) lead(ctx context.Context, gen int32, memberID string, members []kmsg.JoinGroupResponseMember) ([]kmsg.SyncGroupRequestGroupAssignment, error) {
 	claims := make([]Claim, 0, len(members))
 	for _, jm := range members {
 		c, err := decodeMetadata(jm.ProtocolMetadata)
@@ -386,8 +386,10 @@ func (m *Member) lead(ctx context.Context, gen int32, members []kmsg.JoinGroupRe
 			m.log.Warn("a member's metadata does not decode; it counts as holding nothing", "member", jm.MemberID, "err", err)
 		}
 		c.MemberID = jm.MemberID
+		c.Leader = jm.MemberID == memberID
 		claims = append(claims, c)
 	}
+	m.compareSettings(claims)
 
 	wctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout/2)
 	work, werr := m.cfg.Work(wctx)
@@ -420,6 +422,23 @@ func (m *Member) lead(ctx context.Context, gen int32, members []kmsg.JoinGroupRe
 	}
 	m.log.Info("assigned the generation", "generation", gen, "members", len(claims), "units", len(sortedUnits(work)), "revoked", withheld)
 	return out, werr
+}
+
+// compareSettings reports members whose settings differ from the leader's:
+// they run another config of the flow, and work the leader assigns them
+// may be work they cannot do. A rolling change of the config passes through
+// this state; it must not last.
+func (m *Member) compareSettings(claims []Claim) {
+	var differ []string
+	for _, c := range claims {
+		if c.Settings != m.cfg.Settings {
+			differ = append(differ, fmt.Sprintf("%s (member %s, settings %q)", c.Node, c.MemberID, c.Settings))
+		}
+	}
+	if len(differ) > 0 {
+		m.log.Error("members of the group run other settings than the leader: every node of a flow must run the same config file (topics, replication policy, exactly-once); fix the config of the nodes listed, or finish the rolling change",
+			"settings", m.cfg.Settings, "nodes", differ)
+	}
 }
 
 func (m *Member) sync(ctx context.Context, g generation, assignments []kmsg.SyncGroupRequestGroupAssignment) ([]byte, error) {

@@ -1,9 +1,11 @@
 package coord
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -447,5 +449,22 @@ func TestGrantOfAnEarlierMembershipHasNoLease(t *testing.T) {
 	})
 	if !n.m.LeaseUntilOf(old).IsZero() {
 		t.Error("a grant of the lost membership has a lease again once the member rejoined")
+	}
+}
+
+// TestLeaderReportsMembersOfOtherSettings: members that run another config
+// of the flow (another topic list, policy or mode) are named in an error
+// by the leader, which cannot otherwise tell that the work it assigns them
+// is work they cannot do.
+func TestLeaderReportsMembersOfOtherSettings(t *testing.T) {
+	var logs bytes.Buffer
+	m := New(Config{Group: "g", NodeID: "n1", Settings: "aaaa"}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	m.compareSettings([]Claim{{MemberID: "m1", Node: "n1", Settings: "aaaa"}, {MemberID: "m2", Node: "n2", Settings: "aaaa"}})
+	if logs.Len() != 0 {
+		t.Fatalf("members of the same settings reported: %s", logs.String())
+	}
+	m.compareSettings([]Claim{{MemberID: "m1", Node: "n1", Settings: "aaaa"}, {MemberID: "m3", Node: "n3", Settings: "bbbb"}})
+	if got := logs.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, `n3 (member m3, settings \"bbbb\")`) {
+		t.Errorf("the member of other settings is not named in an error: %s", got)
 	}
 }

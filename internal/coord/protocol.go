@@ -24,11 +24,11 @@ const encodingVersion = 1
 
 // metadata is a member's JoinGroup protocol metadata, JSON:
 //
-//	{"version":1,"node":"host-4242","rejoins":3,"control":true,"slot":1,
+//	{"version":1,"node":"host-4242","settings":"9f2c41d07a3b","rejoins":3,"control":true,"slot":1,
 //	 "topics":[{"topic":"orders","partitions":[0,2],"rates":[120000,-1]}],
 //	 "released":[{"topic":"orders","partitions":[1],"rates":[5000]}]}
 //
-// node is Config.NodeID; slot is the member's slot (Plan.Slot), absent when it holds none; rejoins counts the rebalances the member asked for (it makes
+// node is Config.NodeID; settings is Config.Settings, absent when empty; slot is the member's slot (Plan.Slot), absent when it holds none; rejoins counts the rebalances the member asked for (it makes
 // the metadata differ, which is what makes the broker rebalance when a follower rejoins
 // a stable group); control and topics are what it holds now; released lists the units it
 // released since its last generation, only for their rates (Claim.Rates). rates, when
@@ -37,6 +37,7 @@ const encodingVersion = 1
 type metadata struct {
 	Version  int          `json:"version"`
 	Node     string       `json:"node,omitempty"`
+	Settings string       `json:"settings,omitempty"`
 	Rejoins  int64        `json:"rejoins,omitempty"`
 	Control  bool         `json:"control,omitempty"`
 	Slot     *int         `json:"slot,omitempty"`
@@ -137,7 +138,11 @@ func slotOf(p *int) int {
 	return *p
 }
 
-func encodeMetadata(node string, rejoins int64, slot int, units []Unit, control bool, rates, released map[Unit]float64) []byte {
+// encodeMetadata encodes what member c holds (its Units, with Rates), who it
+// is (Node, Settings, Slot), how many rebalances it asked for and the rates of
+// the units it released.
+func encodeMetadata(c Claim, rejoins int64, released map[Unit]float64) []byte {
+	rates := c.Rates
 	if rates == nil {
 		rates = map[Unit]float64{} // rates in the document only when some are known
 	}
@@ -146,8 +151,8 @@ func encodeMetadata(node string, rejoins int64, slot int, units []Unit, control 
 		rel = append(rel, u)
 	}
 	md := metadata{
-		Version: encodingVersion, Node: node, Rejoins: rejoins, Control: control, Slot: slotField(slot),
-		Topics: byTopic(units, rates), Released: byTopic(sortedUnits(rel), released),
+		Version: encodingVersion, Node: c.Node, Settings: c.Settings, Rejoins: rejoins, Control: c.Control, Slot: slotField(c.Slot),
+		Topics: byTopic(c.Units, rates), Released: byTopic(sortedUnits(rel), released),
 	}
 	b, err := json.Marshal(md)
 	if err != nil {
@@ -178,7 +183,7 @@ func decodeMetadata(b []byte) (Claim, error) {
 			rates[u] = r
 		}
 	}
-	return Claim{Node: md.Node, Units: units, Control: md.Control, Rates: rates, Slot: slotOf(md.Slot)}, nil
+	return Claim{Node: md.Node, Settings: md.Settings, Units: units, Control: md.Control, Rates: rates, Slot: slotOf(md.Slot)}, nil
 }
 
 func encodeAssignment(p Plan) []byte {

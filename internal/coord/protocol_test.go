@@ -10,8 +10,8 @@ func TestMetadataEncoding(t *testing.T) {
 	units := cat(us("orders", 2, 0), us("audit", 1))
 	rates := map[Unit]float64{{"orders", 0}: 1200.4, {"audit", 1}: 0}
 	released := map[Unit]float64{{"orders", 1}: 5000}
-	got := string(encodeMetadata("host-1", 3, 2, sortedUnits(units), true, rates, released))
-	want := `{"version":1,"node":"host-1","rejoins":3,"control":true,"slot":2,` +
+	got := string(encodeMetadata(Claim{Node: "host-1", Settings: "c0ffee", Slot: 2, Units: sortedUnits(units), Control: true, Rates: rates}, 3, released))
+	want := `{"version":1,"node":"host-1","settings":"c0ffee","rejoins":3,"control":true,"slot":2,` +
 		`"topics":[{"topic":"audit","partitions":[1],"rates":[0]},{"topic":"orders","partitions":[0,2],"rates":[1200,-1]}],` +
 		`"released":[{"topic":"orders","partitions":[1],"rates":[5000]}]}`
 	if got != want {
@@ -22,7 +22,7 @@ func TestMetadataEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantClaim := Claim{
-		Node: "host-1", Control: true, Slot: 2, Units: cat(us("audit", 1), us("orders", 0, 2)),
+		Node: "host-1", Settings: "c0ffee", Control: true, Slot: 2, Units: cat(us("audit", 1), us("orders", 0, 2)),
 		Rates: map[Unit]float64{{"orders", 0}: 1200, {"audit", 1}: 0, {"orders", 1}: 5000},
 	}
 	if !reflect.DeepEqual(c, wantClaim) {
@@ -30,10 +30,10 @@ func TestMetadataEncoding(t *testing.T) {
 	}
 
 	// Nothing held, no rate known: the smallest document.
-	if got := string(encodeMetadata("", 0, -1, nil, false, nil, nil)); got != `{"version":1}` {
+	if got := string(encodeMetadata(Claim{Slot: -1}, 0, nil)); got != `{"version":1}` {
 		t.Errorf("empty metadata: %s", got)
 	}
-	if got := string(encodeMetadata("n", 0, -1, us("t", 0), false, map[Unit]float64{}, nil)); got != `{"version":1,"node":"n","topics":[{"topic":"t","partitions":[0]}]}` {
+	if got := string(encodeMetadata(Claim{Node: "n", Slot: -1, Units: us("t", 0), Rates: map[Unit]float64{}}, 0, nil)); got != `{"version":1,"node":"n","topics":[{"topic":"t","partitions":[0]}]}` {
 		t.Errorf("metadata without known rates: %s", got)
 	}
 }

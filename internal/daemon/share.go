@@ -57,6 +57,7 @@ type share struct {
 
 	mu       sync.Mutex
 	ready    map[string]mirror.Topic // the topics the reconciler last handed over, by source name
+	foreign  map[string]bool         // assigned topics this node's config does not select, reported once
 	listed   []coord.Unit            // what work last gave the leader
 	current  *runningMirror          // the mirror running now; nil before the first assignment
 	stopping *runningMirror          // the mirror being stopped now (fenceStopping)
@@ -243,10 +244,11 @@ func transactionalID(group string, slot int) string {
 func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
 	s := &share{d: d, f: f, log: d.log.With("flow", f.cfg.Name(), "component", "share"),
 		reqs: make(chan shareRequest, 8), stopped: make(chan struct{}),
-		ready: map[string]mirror.Topic{}}
+		ready: map[string]mirror.Topic{}, foreign: map[string]bool{}}
 	s.member = member(coord.Config{
 		Group:             ProgressGroup(f.cfg.Source),
 		NodeID:            nodeID(),
+		Settings:          f.cfg.SharedSettings(),
 		SessionTimeout:    f.cfg.SessionTimeout,
 		HeartbeatInterval: f.cfg.HeartbeatInterval,
 		RebalanceTimeout:  f.cfg.RebalanceTimeout,
@@ -323,6 +325,7 @@ func (s *share) assigned(_ context.Context, a coord.Assignment) {
 	s.send(shareRequest{kind: requestAssign, units: a.Units, control: a.Control,
 		grant:  coord.Grant{Generation: a.Generation, MemberID: a.MemberID, Slot: a.Slot},
 		stopBy: time.Now().Add(s.f.cfg.RebalanceTimeout)})
+	s.learn(a.Units)
 	if a.Leader {
 		// The reconciler may have handed over topics after work listed
 		// the units and before the member knew it leads (topicsReady
@@ -334,6 +337,39 @@ func (s *share) assigned(_ context.Context, a coord.Assignment) {
 		if stale {
 			s.member.Rejoin()
 		}
+	}
+}
+
+// learn makes sure this node finds the topics of the units it was assigned:
+// the duty holder shares a topic's partitions as soon as it created the
+// remote topic, and a node without the duty would otherwise find it only at
+// its next pass, up to refresh.topics.interval.seconds later, its part of
+// the topic stalled meanwhile. A topic this node's config does not select
+// is never found: the nodes run different configs, which is reported.
+func (s *share) learn(units []coord.Unit) {
+	if s.f.topics == nil {
+		return
+	}
+	var unknown, foreign []string
+	s.mu.Lock()
+	for _, u := range units {
+		if _, ok := s.ready[u.Topic]; ok || slices.Contains(unknown, u.Topic) || slices.Contains(foreign, u.Topic) {
+			continue
+		}
+		if s.f.topics.Selects(u.Topic) {
+			unknown = append(unknown, u.Topic)
+		} else if !s.foreign[u.Topic] {
+			s.foreign[u.Topic] = true
+			foreign = append(foreign, u.Topic)
+		}
+	}
+	s.mu.Unlock()
+	if len(unknown) > 0 {
+		s.f.topics.Wake()
+	}
+	if len(foreign) > 0 {
+		s.log.Error("assigned partitions of topics this node's config does not select, which it cannot copy: every node of a flow must run the same config (topics, topics.exclude, replication.policy.class); fix the config of the node whose topics differ",
+			"topics", foreign)
 	}
 }
 

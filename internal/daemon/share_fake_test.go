@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -164,4 +165,50 @@ func TestNodesOfOneHostAndPidHaveTheirOwnTransactionalIDs(t *testing.T) {
 	if n != 400 {
 		t.Errorf("the target holds %d records read committed, want 400", n)
 	}
+}
+
+// TestANodeLearnsTheTopicsItIsAssignedAtOnce: the control duty holder
+// creates a new remote topic and shares its partitions at once, but a node
+// without the duty found ready topics only at its own passes, every
+// refresh.topics.interval.seconds (MM2's default: 10 minutes): its part of
+// the new topic stalled that long. A node assigned partitions of a topic it
+// does not know yet looks at the target at once.
+func TestANodeLearnsTheTopicsItIsAssignedAtOnce(t *testing.T) {
+	a, b := kafkatest.NewFakePair(t, kfake.SeedTopics(4, "orders"))
+	src := client(t, a, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cfg := fakeConfig(t, a, b, "emit.heartbeats.enabled = false\n")
+	// Both nodes' passes come every 10 minutes, MM2's default.
+	for i := range cfg.Flows {
+		cfg.Flows[i].RefreshTopicsInterval = 10 * time.Minute
+	}
+	logs := &kafkatest.SyncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs)
+		}
+	})
+	d1, _ := runDaemonWith(t, cfg, Options{Logger: log.With("node", 1)})
+	d2, _ := runDaemonWith(t, cfg, Options{Logger: log.With("node", 2)})
+	kafkatest.Eventually(t, 60*time.Second, func() error {
+		units, control := sharesOf(d1, d2)
+		if units[0] != 2 || units[1] != 2 || control[0] == control[1] {
+			return fmt.Errorf("partitions %v, control %v; want 2 each and one holder", units, control)
+		}
+		return nil
+	})
+	holder := d1
+	if _, control := sharesOf(d1); !control[0] {
+		holder = d2
+	}
+
+	if _, err := kadm.NewClient(src).CreateTopic(t.Context(), 4, 1, nil, "payments"); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, src, "payments", 4, 0, 400)
+	// The duty holder's pass comes: it creates A.payments and shares it.
+	if _, err := holder.flows[0].topics.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitRecords(t, b, "A.payments", 400)
 }
