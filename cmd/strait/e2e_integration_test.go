@@ -125,20 +125,34 @@ func TestRestartAfterSIGTERMHasNoDuplicates(t *testing.T) {
 }
 
 // startLoad writes records in the background until the returned function
-// is called (or 300,000 records), and returns how many were written.
+// is called, and returns how many were written. The load is paced (at most
+// 500 records every loadPace) and bounded (loadLimit): it must last through
+// restarts whose group joins wait out a killed node's session, without
+// piling up more records than the checks can read back.
 func startLoad(t *testing.T, w *workload, cl *kgo.Client) func() int {
 	t.Helper()
+	const (
+		loadPace  = 50 * time.Millisecond
+		loadLimit = 3 * time.Minute
+	)
 	stop := make(chan struct{})
 	done := make(chan int)
 	var loadErr error
 	go func() {
 		n := 0
-		for n < 300_000 && loadErr == nil {
+		pace := time.NewTicker(loadPace)
+		defer pace.Stop()
+		limit := time.After(loadLimit)
+		for loadErr == nil {
 			select {
 			case <-stop:
 				done <- n
 				return
-			default:
+			case <-limit:
+				<-stop
+				done <- n
+				return
+			case <-pace.C:
 			}
 			loadErr = w.write(context.Background(), cl, 500)
 			n += 500
