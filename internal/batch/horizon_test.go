@@ -1,14 +1,10 @@
 package batch
 
 import (
-	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // buildHorizon is a contiguous batch of recs as Kafka's log cleaner
@@ -17,34 +13,7 @@ import (
 // timestamp and each record's timestamp delta relative to it, so negative.
 func buildHorizon(tb testing.TB, recs []*kgo.Record, codec Codec, horizon int64) []byte {
 	tb.Helper()
-	var raw []byte
-	maxTS := int64(0)
-	for i, kr := range recs {
-		ts := kr.Timestamp.UnixMilli()
-		maxTS = max(maxTS, ts)
-		r := kmsg.Record{OffsetDelta: int32(i), Key: kr.Key, Value: kr.Value, TimestampDelta64: ts - horizon}
-		for _, h := range kr.Headers {
-			r.Headers = append(r.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
-		}
-		r.Length = int32(len(r.AppendTo(nil)) - 1)
-		raw = r.AppendTo(raw)
-	}
-	if codec != None {
-		c, err := kgo.DefaultCompressor(kgoCodec(codec))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		raw, _ = c.Compress(new(bytes.Buffer), raw)
-	}
-	b := kmsg.RecordBatch{
-		FirstOffset: 500, PartitionLeaderEpoch: 7, Magic: 2, Attributes: attrDeleteHorizon | int16(codec),
-		LastOffsetDelta: int32(len(recs)) - 1, FirstTimestamp: horizon, MaxTimestamp: maxTS,
-		ProducerID: 9, ProducerEpoch: 3, FirstSequence: 42, NumRecords: int32(len(recs)), Records: raw,
-	}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[offLength:], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[offCRC:], crc32.Checksum(out[offAttributes:], castagnoli))
-	return out
+	return encodeRecords(tb, recs, codec, attrDeleteHorizon, 500, horizon)
 }
 
 // A day after the test records' timestamps: a cleaner's horizon.

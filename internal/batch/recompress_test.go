@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"testing"
 	"time"
 
@@ -117,15 +118,27 @@ func capture(t *testing.T, codec Codec, txn bool) [][]byte {
 // batches, huge batches).
 func build(tb testing.TB, recs []*kgo.Record, codec Codec, attrs int16) []byte {
 	tb.Helper()
+	return encodeRecords(tb, recs, codec, attrs, 1234, 1_700_000_000_000)
+}
+
+// encodeRecords writes recs into a batch at firstOffset with the given codec and
+// attributes, timestamps as deltas from base.
+func encodeRecords(tb testing.TB, recs []*kgo.Record, codec Codec, attrs int16, firstOffset, base int64) []byte {
+	tb.Helper()
 	var raw []byte
-	first := int64(1_700_000_000_000)
+	maxTS := int64(math.MinInt64)
 	for i, kr := range recs {
-		r := kmsg.Record{OffsetDelta: int32(i), Key: kr.Key, Value: kr.Value, TimestampDelta64: kr.Timestamp.UnixMilli() - first}
+		ts := kr.Timestamp.UnixMilli()
+		maxTS = max(maxTS, ts)
+		r := kmsg.Record{OffsetDelta: int32(i), Key: kr.Key, Value: kr.Value, TimestampDelta64: ts - base}
 		for _, h := range kr.Headers {
 			r.Headers = append(r.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
 		}
 		r.Length = int32(len(r.AppendTo(nil)) - 1)
 		raw = r.AppendTo(raw)
+	}
+	if len(recs) == 0 {
+		maxTS = base
 	}
 	if codec != None {
 		c, err := kgo.DefaultCompressor(kgoCodec(codec))
@@ -135,8 +148,8 @@ func build(tb testing.TB, recs []*kgo.Record, codec Codec, attrs int16) []byte {
 		raw, _ = c.Compress(new(bytes.Buffer), raw)
 	}
 	b := kmsg.RecordBatch{
-		FirstOffset: 1234, PartitionLeaderEpoch: 7, Magic: 2, Attributes: attrs | int16(codec),
-		LastOffsetDelta: max(int32(len(recs))-1, 0), FirstTimestamp: first, MaxTimestamp: first + 99,
+		FirstOffset: firstOffset, PartitionLeaderEpoch: 7, Magic: 2, Attributes: attrs | int16(codec),
+		LastOffsetDelta: max(int32(len(recs))-1, 0), FirstTimestamp: base, MaxTimestamp: maxTS,
 		ProducerID: 9, ProducerEpoch: 3, FirstSequence: 42, NumRecords: int32(len(recs)), Records: raw,
 	}
 	out := b.AppendTo(nil)

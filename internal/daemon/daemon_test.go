@@ -44,6 +44,19 @@ func runDaemon(t *testing.T, cfg *config.Config) (*Daemon, func() error) {
 	return runDaemonWith(t, cfg, Options{})
 }
 
+// nodeLogs returns a logger at info level whose lines the test logs if it
+// fails, and the buffer that holds them.
+func nodeLogs(t *testing.T) (*slog.Logger, *kafkatest.SyncBuffer) {
+	t.Helper()
+	logs := &kafkatest.SyncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs)
+		}
+	})
+	return slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), logs
+}
+
 // runDaemonWith is runDaemon with opts (a discarding logger and a 10 s
 // shutdown timeout unless they are set).
 func runDaemonWith(t *testing.T, cfg *config.Config, opts Options) (*Daemon, func() error) {

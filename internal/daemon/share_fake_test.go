@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -42,13 +41,7 @@ func TestSharedFlowSplitsAndTakesOver(t *testing.T) {
 	produce(t, src, "orders", 6, 0, 600)
 	cfg := fakeConfig(t, a, b, "emit.heartbeats.enabled = false\n")
 
-	logs := &kafkatest.SyncBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", logs)
-		}
-	})
+	log, _ := nodeLogs(t)
 	d1, stop1 := runDaemonWith(t, cfg, Options{Logger: log.With("node", 1)})
 	waitRecords(t, b, "A.orders", 600)
 	d2, stop2 := runDaemonWith(t, cfg, Options{Logger: log.With("node", 2)})
@@ -181,13 +174,7 @@ func TestANodeLearnsTheTopicsItIsAssignedAtOnce(t *testing.T) {
 	for i := range cfg.Flows {
 		cfg.Flows[i].RefreshTopicsInterval = 10 * time.Minute
 	}
-	logs := &kafkatest.SyncBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("logs:\n%s", logs)
-		}
-	})
+	log, _ := nodeLogs(t)
 	d1, _ := runDaemonWith(t, cfg, Options{Logger: log.With("node", 1)})
 	d2, _ := runDaemonWith(t, cfg, Options{Logger: log.With("node", 2)})
 	kafkatest.Eventually(t, 60*time.Second, func() error {
