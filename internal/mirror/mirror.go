@@ -257,6 +257,9 @@ type Mirror struct {
 
 	mu     sync.RWMutex
 	topics map[string]*topicState // by source topic name
+	// startLater holds owned partitions whose start waits for a listing
+	// of the source (retryStart); the next applyUpdates starts them.
+	startLater []*partition
 	// stored is the progress to resume from, by remote topic: loaded at
 	// start, and the last position of topics deleted on the source, so a
 	// topic that comes back as a new incarnation is recognised.
@@ -696,6 +699,7 @@ func (m *Mirror) resetAttempt() {
 		}
 	}
 	m.topics = make(map[string]*topicState)
+	m.startLater = nil // the next attempt starts every partition anew
 	m.remoteIDs = nil
 	m.mu.Unlock()
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/index"
@@ -76,6 +77,13 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 		}
 	}
+	// Partitions whose start waited for a listing of the source.
+	for _, p := range m.startLater {
+		if p.owned && !p.removed.Load() && m.cfg.Share.owns(p.topic.Source, p.num) {
+			added = append(added, p)
+		}
+	}
+	m.startLater = nil
 	added = m.keepStopped(added)
 	removed := make(map[string][]int32)
 	for name := range gone {
@@ -122,34 +130,26 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	}
 	m.awaitProducerMetadata(ctx, added)
 	m.describeLimits(ctx, added)
-	starts := m.startOffsets(ctx, added, stored)
+	starts, later := m.startOffsets(ctx, added, stored)
+	m.retryStart(ctx, later)
 	record := make(map[string]map[int32]kgo.Offset)
 	var fast []*fastPart
 	for _, p := range added {
 		pos, ok := starts[p]
 		if !ok {
-			continue // failed to start; the error is in its status
+			continue // failed to start (the error is in its status), or starts later
 		}
 		// Every partition starts on the fast path when it is on: batches
 		// with compaction holes or LogAppendTime are rebuilt there.
-		if m.fwd != nil && pos.at >= 0 {
+		if m.fwd != nil {
 			p.fast.Store(true)
 			fast = append(fast, newFastPart(p, pos.at))
-			continue
-		}
-		if m.cfg.Transactions != nil {
-			// Only the fast path writes transactions, and it needs an
-			// exact offset: the source's log start could not be listed.
-			err := fmt.Errorf("exactly-once mode could not list where %s[%d] begins on the source, and copies only from an exact offset; restart Strait to try again", p.topic.Source, p.num)
-			if p.stop(err) {
-				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
-			}
 			continue
 		}
 		if record[p.topic.Source] == nil {
 			record[p.topic.Source] = make(map[int32]kgo.Offset)
 		}
-		record[p.topic.Source][p.num] = pos.kgo()
+		record[p.topic.Source][p.num] = kgo.NewOffset().At(pos.at)
 	}
 	if len(record) > 0 {
 		m.src.AddConsumePartitions(record)
@@ -158,6 +158,26 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		m.fwd.add(ctx, fast)
 	}
 }
+
+// retryStart starts again, after a pause, partitions whose start needs a
+// listing of the source that failed for a passing reason (a leader
+// election, a broker down or unreachable): stopped, they stayed stopped on
+// this node until it lost them or restarted. They stay this node's, shown
+// with no position yet; the pause keeps a broker that refuses every
+// listing from being asked in a loop.
+func (m *Mirror) retryStart(ctx context.Context, parts []*partition) {
+	if len(parts) == 0 || ctx.Err() != nil {
+		return
+	}
+	m.mu.Lock()
+	m.startLater = append(m.startLater, parts...)
+	m.mu.Unlock()
+	time.AfterFunc(startRetryPause, m.Adopt)
+}
+
+// startRetryPause is how long a partition whose start could not list the
+// source waits before it tries again.
+const startRetryPause = time.Second
 
 // keepStopped stops again, at once, the partitions of added that an
 // earlier attempt stopped, and returns the others. The caller holds m.mu.
@@ -271,30 +291,39 @@ func (m *Mirror) awaitProducerMetadata(ctx context.Context, parts []*partition) 
 	}
 }
 
-// startPos is where a partition starts: an exact offset, or the log start
-// (earliest) with the start offset as listed when known (-1 otherwise).
+// startPos is where a partition starts: an exact offset, which is the
+// listed log start when earliest. The log start is never left to the
+// consumer to find: records deleted between the listing and the first fetch
+// then give OFFSET_OUT_OF_RANGE, and the partition stops naming them, where
+// AtStart let the consumer begin after them without a word.
 type startPos struct {
 	at       int64
 	earliest bool
 }
 
-// kgo converts a start position for the record path's consumer. A log
-// start that was listed is used as that exact offset, never looked up
-// again: records deleted between the listing and the first fetch then give
-// OFFSET_OUT_OF_RANGE, and the partition stops naming them, as on the fast
-// path. (AtStart let the consumer list the log start anew and begin after
-// them without a word.) Only an unlisted start is the consumer's to find.
-func (s startPos) kgo() kgo.Offset {
-	if s.earliest && s.at < 0 {
-		return kgo.NewOffset().AtStart()
-	}
-	return kgo.NewOffset().At(s.at)
+// listingError is a failed listing of the source's offsets: a partition
+// that needs it starts later (retryStart), unless the broker's answer says
+// that asking again cannot help (errFinal).
+type listingError struct{ err error }
+
+func (e *listingError) Error() string { return e.err.Error() }
+func (e *listingError) Unwrap() error { return e.err }
+
+// errFinal reports whether err, a listing's error, would come back at
+// every try: Kafka's errors that are not retriable (authorization, an
+// unsupported version). Connection failures, timeouts and retriable
+// errors (OFFSET_NOT_AVAILABLE after an election, NOT_LEADER) pass.
+func errFinal(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && !ke.Retriable && !errors.Is(err, kerr.UnknownTopicOrPartition)
 }
 
 // startOffsets decides where each new partition starts: at its stored
 // progress (checked against the source log), else by auto.offset.reset for
-// partitions present at start, else at the log start.
-func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) map[*partition]startPos {
+// partitions present at start, else at the log start. It returns apart the
+// partitions that start later, as the listing they need failed for a
+// passing reason, or because ctx ended.
+func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored map[string]map[int32]storedOffset) (map[*partition]startPos, []*partition) {
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range parts {
@@ -313,8 +342,15 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 	ends, eerr := list(lctx, names...)
 
 	out := make(map[*partition]startPos, len(parts))
+	var later []*partition
+	var laterErr error
 	for _, p := range parts {
 		at, err := m.startOffset(p, stored, starts, serr, ends, eerr)
+		var le *listingError
+		if errors.As(err, &le) && (ctx.Err() != nil || !errFinal(le.err)) {
+			later, laterErr = append(later, p), err
+			continue
+		}
 		if err != nil {
 			if p.stop(err) {
 				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
@@ -324,7 +360,10 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 		out[p] = at
 		m.log.Debug("partition starts", "topic", p.topic.Source, "partition", p.num, "offset", at.at, "log_start", at.earliest)
 	}
-	return out
+	if len(later) > 0 && ctx.Err() == nil {
+		m.log.Warn("partitions start later: listing their offsets on the source failed", "partitions", len(later), "retry_in", startRetryPause, "err", laterErr)
+	}
+	return out, later
 }
 
 func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOffset, starts kadm.ListedOffsets, serr error, ends kadm.ListedOffsets, eerr error) (startPos, error) {
@@ -336,16 +375,21 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		committed bool
 		latest    bool // resumes where auto.offset.reset=latest began in an earlier attempt
 	)
-	// atStart starts at the log start; the listed start offset tells the
-	// index where replication began, so offsets between it and the first
-	// record (compacted away) still translate.
+	// atStart starts at the log start, as listed; it also tells the index
+	// where replication began, so offsets between it and the first record
+	// (compacted away) still translate.
 	atStart := func() (startPos, error) {
-		pos := startPos{at: -1, earliest: true}
-		if st, ok := starts.Lookup(p.topic.Source, p.num); ok && serr == nil && st.Err == nil {
-			pos.at = st.Offset
-			p.startAtLogStart(st.Offset)
+		st, ok := starts.Lookup(p.topic.Source, p.num)
+		switch {
+		case serr != nil:
+			return startPos{}, &listingError{fmt.Errorf("listing where %s begins on the source: %w", name, serr)}
+		case !ok:
+			return startPos{}, &listingError{fmt.Errorf("listing where %s begins on the source: no answer for it", name)}
+		case st.Err != nil:
+			return startPos{}, &listingError{fmt.Errorf("listing where %s begins on the source: %w", name, st.Err)}
 		}
-		return pos, nil
+		p.startAtLogStart(st.Offset)
+		return startPos{at: st.Offset, earliest: true}, nil
 	}
 	s, ok := stored[p.topic.Remote][p.num]
 	switch {
@@ -373,19 +417,19 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 		}
 	}
 	if serr != nil || eerr != nil {
-		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))
+		return startPos{}, &listingError{fmt.Errorf("listing offsets of %s on the source: %w", name, errors.Join(serr, eerr))}
 	}
 	start, sok := starts.Lookup(p.topic.Source, p.num)
 	end, eok := ends.Lookup(p.topic.Source, p.num)
 	if !sok || !eok || start.Err != nil || end.Err != nil {
-		var err error
-		if sok {
+		err := errors.New("no answer for it")
+		switch {
+		case sok && start.Err != nil:
 			err = start.Err
-		}
-		if eok && err == nil {
+		case eok && end.Err != nil:
 			err = end.Err
 		}
-		return startPos{}, fmt.Errorf("listing offsets of %s on the source: %v", name, err)
+		return startPos{}, &listingError{fmt.Errorf("listing offsets of %s on the source: %w", name, err)}
 	}
 	if !ok {
 		// auto.offset.reset=latest: start at the end as it is now, and
