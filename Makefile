@@ -1,4 +1,4 @@
-# Strait: make build release image fmt lint test test-integration test-faults fuzz bench ci
+# Strait: make build release image fmt lint test test-integration test-faults soak fuzz bench ci
 GO          ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 6s
@@ -14,7 +14,7 @@ LDFLAGS := -X strait/internal/cli.buildVersion=$(VERSION) -X strait/internal/cli
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath
 RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: all build release image fmt lint test test-integration test-faults fuzz bench ci demo
+.PHONY: all build release image fmt lint test test-integration test-faults soak fuzz bench ci demo
 
 all: build
 
@@ -70,10 +70,23 @@ test-integration:
 # Fault tests (internal/faults, build tag faults): the strait binary against real brokers
 # (two single-broker clusters and one of three brokers), each behind a TCP fault proxy,
 # under broker bounces, outages, latency, resets, leader changes, truncation, recreation,
-# corruption and a million-key compacted topic; about 8 minutes on 2 cores.
+# corruption and a million-key compacted topic, and a short randomized soak (TestSoak, 40 s
+# of faults per mode); about 12 minutes on 2 cores.
 test-faults:
 	scripts/kafka.sh fetch
 	$(GO) test -tags faults -count=1 -timeout 20m -v ./internal/faults
+
+# The randomized fault schedule alone (TestSoak): three nodes in each of three modes under
+# load while a nemesis draws faults from SEED (from the clock when empty; the test logs it),
+# for MINUTES per mode (fractions allowed; 40 s when empty), e.g. make soak SEED=123
+# MINUTES=30. The timeout allows each mode 5 minutes beyond MINUTES, and 10 for the set-up.
+SEED    ?=
+MINUTES ?=
+SOAK_TIMEOUT = $(shell awk 'BEGIN { m = "$(MINUTES)" + 0; if (m <= 0) m = 0.5; printf "%dm", 3 * (m + 5) + 10 + 0.999 }')
+soak:
+	scripts/kafka.sh fetch
+	STRAIT_SOAK_SEED='$(SEED)' STRAIT_SOAK_MINUTES='$(MINUTES)' \
+		$(GO) test -tags faults -count=1 -timeout $(SOAK_TIMEOUT) -v -run '^TestSoak$$' ./internal/faults
 
 # Fuzz targets, each for a bounded time.
 fuzz:

@@ -33,11 +33,14 @@ const (
 
 // clusterProps are the worker group's timeouts of the flows several nodes share, MM2's
 // keys: every strait run with the file shares each flow, with no Strait key.
-func clusterProps() []string {
+func clusterProps() []string { return clusterPropsOf("B") }
+
+// clusterPropsOf is clusterProps for the flows into the cluster of alias target.
+func clusterPropsOf(target string) []string {
 	return []string{
-		fmt.Sprintf("B.session.timeout.ms = %d", sessionTimeout.Milliseconds()),
-		"B.heartbeat.interval.ms = 1000",
-		fmt.Sprintf("B.rebalance.timeout.ms = %d", rebalanceTimeout.Milliseconds()),
+		fmt.Sprintf("%s.session.timeout.ms = %d", target, sessionTimeout.Milliseconds()),
+		fmt.Sprintf("%s.heartbeat.interval.ms = 1000", target),
+		fmt.Sprintf("%s.rebalance.timeout.ms = %d", target, rebalanceTimeout.Milliseconds()),
 	}
 }
 
@@ -83,6 +86,25 @@ type node struct {
 	how    string // "SIGKILL" or "SIGSTOP"
 	// resumed is when a stopped node was continued (SIGCONT).
 	resumed time.Time
+	// halts are every kill and stop, in order: a node stopped more than once (the soak)
+	// holds nothing from each of them on.
+	halts []halt
+}
+
+// halt is a kill (SIGKILL) or stop (SIGSTOP) of a node.
+type halt struct {
+	at  time.Time
+	how string
+}
+
+// haltIn returns the node's first kill or stop strictly between from and to.
+func (n *node) haltIn(from, to time.Time) (halt, bool) {
+	for _, h := range n.halts {
+		if from.Before(h.at) && to.After(h.at) {
+			return h, true
+		}
+	}
+	return halt{}, false
 }
 
 // nodes runs the nodes of one shared flow and keeps every one it started, for the
@@ -123,6 +145,7 @@ func (n *node) base() string { b, _, _ := strings.Cut(n.name, "#"); return b }
 func (ns *nodes) kill(n *node) {
 	ns.t.Helper()
 	n.halted, n.how = time.Now(), "SIGKILL"
+	n.halts = append(n.halts, halt{n.halted, n.how})
 	n.s.stop(ns.t, syscall.SIGKILL, 30*time.Second)
 }
 
@@ -133,6 +156,7 @@ func (ns *nodes) freeze(n *node) {
 		ns.t.Fatalf("stopping %s: %v", n.name, err)
 	}
 	n.halted, n.how = time.Now(), "SIGSTOP"
+	n.halts = append(n.halts, halt{n.halted, n.how})
 }
 
 func (ns *nodes) thaw(n *node) {
@@ -150,16 +174,17 @@ func (n *node) share(ctx context.Context, f flow) (*coord.Status, error) {
 		return nil, fmt.Errorf("%s: %w", n.name, err)
 	}
 	if v.Share == nil {
-		return nil, fmt.Errorf("%s shows no share of flow %s->B", n.name, f.alias)
+		return nil, fmt.Errorf("%s shows no share of flow %s", n.name, f.name())
 	}
 	return v.Share, nil
 }
 
-// owning returns the units of the node's last "owning partitions" line, "" for none.
-func (n *node) owning() string {
+// owning returns the units of the node's last "owning partitions" line of flow f, "" for
+// none.
+func (n *node) owning(f flow) string {
 	units := ""
 	for _, l := range n.s.logs() {
-		if l.attrs["msg"] == "owning partitions" && l.attrs["component"] == "share" {
+		if l.attrs["msg"] == "owning partitions" && l.attrs["component"] == "share" && l.attrs["flow"] == f.name() {
 			units, _ = l.attrs["units"].(string)
 		}
 	}
@@ -245,7 +270,7 @@ func waitShared(t *testing.T, f flow, live []*node, units []string, timeout time
 				got = append(got, u.String())
 			}
 			slices.Sort(got)
-			if logged := n.owning(); logged != strings.Join(got, ",") {
+			if logged := n.owning(f); logged != strings.Join(got, ",") {
 				return fmt.Errorf("%s owns %v in generation %d, but its last owning line says %q", n.name, got, st.Generation, logged)
 			}
 			for _, u := range got {
@@ -403,6 +428,13 @@ type interval struct {
 // that exited on its own must have released everything.
 func ownership(t *testing.T, all []*node) map[string][]interval {
 	t.Helper()
+	return ownershipOf(t, all, "")
+}
+
+// ownershipOf is ownership of the flow named flowName alone (every flow when ""), for
+// nodes that run several.
+func ownershipOf(t *testing.T, all []*node, flowName string) map[string][]interval {
+	t.Helper()
 	out := map[string][]interval{}
 	for _, n := range all {
 		open := map[string]*interval{}
@@ -411,8 +443,8 @@ func ownership(t *testing.T, all []*node) map[string][]interval {
 			iv := open[u]
 			delete(open, u)
 			iv.to, iv.end = at, end
-			if !n.halted.IsZero() && iv.from.Before(n.halted) && iv.to.After(n.halted) {
-				iv.to, iv.end = n.halted, n.how+" ("+end+" after it resumed)"
+			if h, ok := n.haltIn(iv.from, iv.to); ok {
+				iv.to, iv.end = h.at, h.how+" ("+end+" after it resumed)"
 			}
 			out[u] = append(out[u], *iv)
 		}
@@ -422,7 +454,7 @@ func ownership(t *testing.T, all []*node) map[string][]interval {
 				continue
 			}
 			last = at
-			if l.attrs["component"] != "share" {
+			if l.attrs["component"] != "share" || (flowName != "" && l.attrs["flow"] != flowName) {
 				continue
 			}
 			units := splitUnits(l.attrs["units"])
@@ -488,20 +520,29 @@ func splitUnits(v any) []string {
 // checkOneOwner fails the test for every unit two nodes owned at once.
 func checkOneOwner(t *testing.T, rec map[string][]interval) {
 	t.Helper()
+	for _, o := range overlaps(rec) {
+		t.Error(o)
+	}
+}
+
+// overlaps describes every time two nodes owned a unit at once, by the ownership record.
+func overlaps(rec map[string][]interval) []string {
+	var out []string
 	for _, u := range slices.Sorted(maps.Keys(rec)) {
 		ivs := rec[u]
 		for i := range ivs {
 			for j := i + 1; j < len(ivs); j++ {
 				a, b := ivs[i], ivs[j]
 				if a.n != b.n && b.from.Before(a.to) && a.from.Before(b.to) {
-					t.Errorf("%s had two owners for %v: %s from %s (generation %d) to %s (%s), and %s from %s (generation %d) to %s (%s)",
+					out = append(out, fmt.Sprintf("%s had two owners for %v: %s from %s (generation %d) to %s (%s), and %s from %s (generation %d) to %s (%s)",
 						u, minTime(a.to, b.to).Sub(b.from).Round(time.Millisecond),
 						a.n.name, clock(a.from), a.fromGen, clock(a.to), a.end,
-						b.n.name, clock(b.from), b.fromGen, clock(b.to), b.end)
+						b.n.name, clock(b.from), b.fromGen, clock(b.to), b.end))
 				}
 			}
 		}
 	}
+	return out
 }
 
 func minTime(a, b time.Time) time.Time {

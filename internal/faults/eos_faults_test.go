@@ -32,16 +32,23 @@ const SeedEnv = "STRAIT_FAULTS_SEED"
 // the seed.
 func faultRand(t *testing.T) *rand.Rand {
 	t.Helper()
+	return rand.New(rand.NewPCG(testSeed(t, SeedEnv), 0x5eed))
+}
+
+// testSeed returns the seed in the environment variable name, or one from the clock, and
+// logs it.
+func testSeed(t *testing.T, name string) uint64 {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(SeedEnv); v != "" {
+	if v := os.Getenv(name); v != "" {
 		s, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			t.Fatalf("%s=%q: %v", SeedEnv, v, err)
+			t.Fatalf("%s=%q: %v", name, v, err)
 		}
 		seed = s
 	}
-	t.Logf("seed %d (%s=%d repeats the random choices)", seed, SeedEnv, seed)
-	return rand.New(rand.NewPCG(seed, 0x5eed))
+	t.Logf("seed %d (%s=%d repeats the random choices)", seed, name, seed)
+	return seed
 }
 
 // txnCounts is what a process's API showed last of its transactions.

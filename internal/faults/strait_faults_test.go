@@ -31,6 +31,18 @@ type flow struct {
 	// exactlyOnce runs the flow in exactly-once mode (strait.exactly.once): it copies
 	// in transactions, and the tests read the target read_committed.
 	exactlyOnce bool
+	// to is the target's alias, "B" when empty; identity says the flow keeps topic names
+	// (IdentityReplicationPolicy). Both are for the two flows of an active-active pair.
+	to       string
+	identity bool
+}
+
+// name is the flow's name, as Strait's API and logs give it: "A->B".
+func (f flow) name() string {
+	if f.to == "" {
+		return f.alias + "->B"
+	}
+	return f.alias + "->" + f.to
 }
 
 // flowA is the flow from the one-broker source; flowC from the three-broker one.
@@ -41,7 +53,12 @@ func flowC() flow { return flow{alias: "C", src: threeBrokers(), dst: target()} 
 func (f flow) group() string { return "strait-" + f.alias }
 
 // remote is the name of topic's replica on the target.
-func (f flow) remote(topic string) string { return f.alias + "." + topic }
+func (f flow) remote(topic string) string {
+	if f.identity {
+		return topic
+	}
+	return f.alias + "." + topic
+}
 
 // config writes Strait's configuration for the flow, replicating the topics that match
 // the regex topics, through the brokers' proxies, and returns its path. extra lines are
@@ -257,11 +274,11 @@ func (s *strait) flowView(ctx context.Context, f flow) (api.FlowView, error) {
 		return api.FlowView{}, fmt.Errorf("decoding the flows (HTTP %s): %w", resp.Status, err)
 	}
 	for _, fl := range v.Flows {
-		if fl.Name == f.alias+"->B" {
+		if fl.Name == f.name() {
 			return fl, nil
 		}
 	}
-	return api.FlowView{}, fmt.Errorf("no flow %s->B", f.alias)
+	return api.FlowView{}, fmt.Errorf("no flow %s", f.name())
 }
 
 func tail(s string, lines int) string {

@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -302,6 +303,9 @@ func (w *window) run(follower *kgo.Client, adm *kadm.Client) {
 		fs := follower.PollFetches(ctx)
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
+			if !bytes.HasPrefix(r.Value, []byte(w.l.tag)) {
+				return // another load's record: the other origin of an active-active topic
+			}
 			if s := seqOf(r); int(r.Partition) < len(copied) && s > copied[r.Partition] {
 				copied[r.Partition] = s
 			}
