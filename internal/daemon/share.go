@@ -350,21 +350,22 @@ func (s *share) learn(units []coord.Unit) {
 	if s.f.topics == nil {
 		return
 	}
-	var unknown, foreign []string
+	unknown := false
+	var foreign []string
 	s.mu.Lock()
 	for _, u := range units {
-		if _, ok := s.ready[u.Topic]; ok || slices.Contains(unknown, u.Topic) || slices.Contains(foreign, u.Topic) {
+		if _, ok := s.ready[u.Topic]; ok || s.foreign[u.Topic] {
 			continue
 		}
 		if s.f.topics.Selects(u.Topic) {
-			unknown = append(unknown, u.Topic)
-		} else if !s.foreign[u.Topic] {
+			unknown = true
+		} else {
 			s.foreign[u.Topic] = true
 			foreign = append(foreign, u.Topic)
 		}
 	}
 	s.mu.Unlock()
-	if len(unknown) > 0 {
+	if unknown {
 		s.f.topics.Wake()
 	}
 	if len(foreign) > 0 {
