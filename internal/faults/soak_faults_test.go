@@ -101,7 +101,7 @@ var soakModes = []soakMode{
 // checkpoint: exact one way (a consumer at the downstream offset reads first the record
 // at the committed one), never skipping a record the group had not read active-active.
 //
-// SoakSeedEnv picks the schedule, SoakMinutesEnv the nemesis's time per mode (30 s
+// SoakSeedEnv picks the schedule, SoakMinutesEnv the nemesis's time per mode (40 s
 // without it, for CI); a failure logs the seed, the schedule as it ran, the check that
 // failed and the nodes' relevant log lines. The seed fixes the schedule, not its timing.
 func TestSoak(t *testing.T) {

@@ -70,6 +70,18 @@ func TestPipelineGateLapsesWhenIdle(t *testing.T) {
 // for a lost answer, the head was sent again, refused out of sequence,
 // and the producer id renewed: records reordered and written twice.
 func TestUnwrittenHeadWithAWrittenSuccessorStops(t *testing.T) {
+	x := twoBatchesInFlight(t)
+	x.answer(0, sendResult{state: sendFailed, err: errLeaseLapsed, request: true, unwritten: true})
+	x.answer(1, sendResult{state: sendAcked, base: 0})
+	if err := x.p.failed(); err == nil || !strings.Contains(err.Error(), "out of source order") {
+		t.Fatalf("partition error %v, want the target out of source order", err)
+	}
+}
+
+// twoBatchesInFlight is a pipelined partition (ordered lanes, a confirmed
+// producer id) with its head, a full merged batch, and one successor sent.
+func twoBatchesInFlight(t *testing.T) fastFixture {
+	t.Helper()
 	x := newFastFixture(0)
 	x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
 	x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, make([]byte, mergeMaxBytes)), encodeBatch(3, 2, 0, -1, nil))), 0)
@@ -78,11 +90,7 @@ func TestUnwrittenHeadWithAWrittenSuccessorStops(t *testing.T) {
 	if len(x.fp.sent) != 2 {
 		t.Fatalf("%d batches in flight, want 2", len(x.fp.sent))
 	}
-	x.answer(0, sendResult{state: sendFailed, err: errLeaseLapsed, request: true, unwritten: true})
-	x.answer(1, sendResult{state: sendAcked, base: 0})
-	if err := x.p.failed(); err == nil || !strings.Contains(err.Error(), "out of source order") {
-		t.Fatalf("partition error %v, want the target out of source order", err)
-	}
+	return x
 }
 
 // TestOutOfSequenceAfterAWrittenSuccessorStops: a head of open fate (no
@@ -92,11 +100,7 @@ func TestUnwrittenHeadWithAWrittenSuccessorStops(t *testing.T) {
 // the partition stops and says so, rather than renew the producer id and
 // write everything again behind the successor.
 func TestOutOfSequenceAfterAWrittenSuccessorStops(t *testing.T) {
-	x := newFastFixture(0)
-	x.f.lanes, x.f.pid = &lanes{ordered: true}, 7
-	x.fetched(t.Context(), fetchResp("t", cat(encodeBatch(0, 3, 0, -1, make([]byte, mergeMaxBytes)), encodeBatch(3, 2, 0, -1, nil))), 0)
-	x.fp.confirmed, x.fp.confirmedBy, x.fp.confirmedPid, x.fp.confirmedAt = true, 1, 7, time.Now()
-	x.sendAll(t)
+	x := twoBatchesInFlight(t)
 	x.answer(0, sendResult{state: sendFailed, err: kerr.RequestTimedOut})
 	x.answer(1, sendResult{state: sendAcked, base: 0})
 	if err := x.p.failed(); err != nil {
