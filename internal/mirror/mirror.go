@@ -436,21 +436,32 @@ func (m *Mirror) Adopt() {
 // In exactly-once mode an attempt that had to abort its transaction
 // (txn.go) is followed by another, which starts again from the progress,
 // offset index and takeover state the committed transactions stored: the
-// same road as a restart after a crash.
+// same road as a restart after a crash. An attempt that could not read the
+// stored state for a passing reason (loadError) is tried again too.
 func (m *Mirror) Run(ctx context.Context) error {
 	backoff := attemptBackoffMin
 	for {
 		commits := m.txnCommits.Load()
 		err := m.attempt(ctx)
-		var aborted *abortedError
-		if !errors.As(err, &aborted) || ctx.Err() != nil {
+		var (
+			aborted *abortedError
+			load    *loadError
+		)
+		switch {
+		case ctx.Err() != nil:
+			return err
+		case errors.As(err, &aborted):
+			m.txnAborts.Add(1)
+			if m.txnCommits.Load() > commits {
+				backoff = attemptBackoffMin // it made progress: not a loop of failures
+			}
+			m.log.Warn("exactly-once mode: aborted the transaction; starting again from the last committed one", "err", aborted.err, "retry_in", backoff)
+		case errors.As(err, &load) && !errFinal(load.err):
+			backoff = min(backoff, loadBackoffMax)
+			m.log.Warn("reading what the target stores for the flow failed; trying again", "err", load.err, "retry_in", backoff)
+		default:
 			return err
 		}
-		m.txnAborts.Add(1)
-		if m.txnCommits.Load() > commits {
-			backoff = attemptBackoffMin // it made progress: not a loop of failures
-		}
-		m.log.Warn("exactly-once mode: aborted the transaction; starting again from the last committed one", "err", aborted.err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -461,11 +472,15 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 }
 
-// The wait before another attempt after an aborted transaction, doubling
-// while attempts commit nothing.
+// The wait before another attempt after an aborted transaction or a failed
+// read of the stored state (loadError), doubling while attempts commit
+// nothing.
 const (
 	attemptBackoffMin = 500 * time.Millisecond
 	attemptBackoffMax = 30 * time.Second
+	// loadBackoffMax is lower: reading the stored state is cheap, and a
+	// flow should start soon after its target is back.
+	loadBackoffMax = 4 * time.Second
 )
 
 // abortedError is the end of an attempt whose transaction was aborted.
@@ -476,6 +491,16 @@ func (e *abortedError) Error() string {
 }
 
 func (e *abortedError) Unwrap() error { return e.err }
+
+// loadError is the end of an attempt that could not read what the target
+// stores for the flow (progress, MM2's offsets, the offset index): nothing
+// was written, so Run tries again unless asking again cannot help
+// (errFinal). A target that drops connections during a rebalance must
+// delay the start, not stop the node.
+type loadError struct{ err error }
+
+func (e *loadError) Error() string { return e.err.Error() }
+func (e *loadError) Unwrap() error { return e.err }
 
 // attempt is one run of the data plane, from the progress and offset index
 // stored on the target.
@@ -502,21 +527,21 @@ func (m *Mirror) attempt(ctx context.Context) error {
 		return nil // stopped while starting: nothing to flush
 	}
 	if err != nil {
-		return err
+		return &loadError{err}
 	}
 	mm2, err := m.loadTakeover(ctx)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("flow %s: %w", m.cfg.Flow, err)
+		return &loadError{fmt.Errorf("flow %s: %w", m.cfg.Flow, err)}
 	}
 	idx, err := index.Load(ctx, m.cl.IndexReader, m.cfg.IndexTopic)
 	if ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)
+		return &loadError{fmt.Errorf("flow %s: loading the offset index: %w", m.cfg.Flow, err)}
 	}
 	m.badRecords.Add(int64(idx.Skipped))
 	if idx.Skipped > 0 {

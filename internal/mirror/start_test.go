@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -110,6 +111,92 @@ func TestAPassingListingErrorDelaysTheStart(t *testing.T) {
 			}
 			if refused.Load() <= 3 {
 				t.Fatalf("the source refused %d listings, the test needs 3", refused.Load())
+			}
+		})
+	}
+}
+
+// TestATargetOutageAtTheStartDelaysIt: a mirror begins by reading what the
+// target stores (progress, MM2's offsets, the offset index). When the
+// target dropped those connections (a broker bounce, a proxy refusing
+// them), Run returned the error and the node's data plane stopped, in every
+// node of a shared flow at once (the soak's exactly-once mode, seed
+// 1796384642710542788, when a rebalance met a refusing target). A passing
+// error now delays the start; the flow then copies everything.
+func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		eos  bool
+	}{{"at least once", false}, {"exactly once", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			const indexTopic = "strait-index.A.internal"
+			const takeoverTopic = "mm2-offsets.A.internal"
+			a := kafkatest.NewFake(t, kfake.SeedTopics(2, "t"))
+			b := kafkatest.NewFake(t, kfake.SeedTopics(2, "A.t"), kfake.SeedTopics(1, indexTopic), kfake.SeedTopics(1, takeoverTopic))
+			src := newClient(t, a, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+			produceN(t, src, "t", 100)
+
+			// The target closes the connection of the first read of the
+			// stored progress and of the first listing of an internal
+			// topic's end.
+			var dropped atomic.Int32
+			for _, key := range []kmsg.Key{kmsg.OffsetFetch, kmsg.ListOffsets} {
+				var n atomic.Int32
+				b.ControlKey(int16(key), func(kmsg.Request) (kmsg.Response, error, bool) {
+					b.KeepControl()
+					if n.Add(1) > 1 {
+						return nil, nil, false
+					}
+					dropped.Add(1)
+					return nil, errors.New("connection dropped by the test"), true
+				})
+			}
+
+			cfg := Config{
+				Flow: "A->B", Source: "A", Group: "strait-A", FlushInterval: 100 * time.Millisecond,
+				AutoOffsetReset: "earliest", ShutdownTimeout: 5 * time.Second,
+				IndexTopic: indexTopic, TakeoverTopic: takeoverTopic, FastPath: true, Idempotent: true, Acks: -1,
+				Share: Share{Owns: func(string, int32) bool { return true }},
+			}
+			// One retry, so that the client gives the dropped connections
+			// back to the mirror rather than outlasting them itself.
+			dstOpts := []kgo.Opt{kgo.RequestRetries(1)}
+			if mode.eos {
+				cfg.ReadCommitted = true
+				cfg.Transactions = &Transactions{ID: "strait-A-0", Interval: 100 * time.Millisecond, Timeout: 10 * time.Second}
+				dstOpts = append(dstOpts, TransactionOpts()...)
+			}
+			m := New(cfg, Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
+				IndexReader: newClient(t, b, append(tail.ClientOpts(), kgo.RequestRetries(1))...), SyncWriter: newClient(t, b)},
+				slog.New(slog.DiscardHandler))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- m.Run(ctx) }()
+			m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
+			kafkatest.Eventually(t, 30*time.Second, func() error {
+				select {
+				case err := <-done:
+					cancel()
+					t.Fatalf("Run returned at the start: %v", err)
+				default:
+				}
+				for n := range int32(2) {
+					p := m.partition("t", n)
+					if p == nil {
+						return fmt.Errorf("t[%d] not known", n)
+					}
+					if _, _, committed, err := p.snapshot(); err != nil || committed < 50 {
+						return fmt.Errorf("t[%d] committed %d (err %v)", n, committed, err)
+					}
+				}
+				return nil
+			})
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if dropped.Load() < 2 {
+				t.Fatalf("the target dropped %d connections, the test needs 2", dropped.Load())
 			}
 		})
 	}
