@@ -93,18 +93,7 @@ func TestAPassingListingErrorDelaysTheStart(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- m.Run(ctx) }()
 			m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
-			kafkatest.Eventually(t, 30*time.Second, func() error {
-				for n := range int32(2) {
-					p := m.partition("t", n)
-					if p == nil {
-						return fmt.Errorf("t[%d] not known", n)
-					}
-					if _, _, committed, err := p.snapshot(); err != nil || committed < 50 {
-						return fmt.Errorf("t[%d] committed %d (err %v)", n, committed, err)
-					}
-				}
-				return nil
-			})
+			waitHalfCommitted(t, m, done)
 			cancel()
 			if err := <-done; err != nil {
 				t.Fatal(err)
@@ -173,24 +162,7 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- m.Run(ctx) }()
 			m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
-			kafkatest.Eventually(t, 30*time.Second, func() error {
-				select {
-				case err := <-done:
-					cancel()
-					t.Fatalf("Run returned at the start: %v", err)
-				default:
-				}
-				for n := range int32(2) {
-					p := m.partition("t", n)
-					if p == nil {
-						return fmt.Errorf("t[%d] not known", n)
-					}
-					if _, _, committed, err := p.snapshot(); err != nil || committed < 50 {
-						return fmt.Errorf("t[%d] committed %d (err %v)", n, committed, err)
-					}
-				}
-				return nil
-			})
+			waitHalfCommitted(t, m, done)
 			cancel()
 			if err := <-done; err != nil {
 				t.Fatal(err)
@@ -200,4 +172,28 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitHalfCommitted waits until both partitions of "t" committed 50 of their
+// records, failing at once if Run returned (on done) before that.
+func waitHalfCommitted(t *testing.T, m *Mirror, done chan error) {
+	t.Helper()
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		select {
+		case err := <-done:
+			done <- err // for the caller's own check
+			t.Fatalf("Run returned before the copy: %v", err)
+		default:
+		}
+		for n := range int32(2) {
+			p := m.partition("t", n)
+			if p == nil {
+				return fmt.Errorf("t[%d] not known", n)
+			}
+			if _, _, committed, err := p.snapshot(); err != nil || committed < 50 {
+				return fmt.Errorf("t[%d] committed %d (err %v)", n, committed, err)
+			}
+		}
+		return nil
+	})
 }
