@@ -89,15 +89,7 @@ func TestAPassingListingErrorDelaysTheStart(t *testing.T) {
 			}
 			m := New(cfg, Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
 				IndexReader: newClient(t, b, tail.ClientOpts()...), SyncWriter: newClient(t, b)}, slog.New(slog.DiscardHandler))
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- m.Run(ctx) }()
-			m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
-			waitHalfCommitted(t, m, done)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			copyHalf(t, m)
 			if refused.Load() <= 3 {
 				t.Fatalf("the source refused %d listings, the test needs 3", refused.Load())
 			}
@@ -158,15 +150,7 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 			m := New(cfg, Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
 				IndexReader: newClient(t, b, append(tail.ClientOpts(), kgo.RequestRetries(1))...), SyncWriter: newClient(t, b)},
 				slog.New(slog.DiscardHandler))
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- m.Run(ctx) }()
-			m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
-			waitHalfCommitted(t, m, done)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			copyHalf(t, m)
 			if dropped.Load() < 2 {
 				t.Fatalf("the target dropped %d connections, the test needs 2", dropped.Load())
 			}
@@ -174,14 +158,18 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 	}
 }
 
-// waitHalfCommitted waits until both partitions of "t" committed 50 of their
-// records, failing at once if Run returned (on done) before that.
-func waitHalfCommitted(t *testing.T, m *Mirror, done chan error) {
+// copyHalf runs m on the topic "t" until both its partitions committed 50
+// records, failing at once if Run returned before that, then stops it.
+func copyHalf(t *testing.T, m *Mirror) {
 	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	m.Update([]Topic{{Source: "t", Remote: "A.t", Partitions: 2}}, nil)
 	kafkatest.Eventually(t, 30*time.Second, func() error {
 		select {
 		case err := <-done:
-			done <- err // for the caller's own check
 			t.Fatalf("Run returned before the copy: %v", err)
 		default:
 		}
@@ -196,4 +184,8 @@ func waitHalfCommitted(t *testing.T, m *Mirror, done chan error) {
 		}
 		return nil
 	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
