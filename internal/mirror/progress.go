@@ -249,14 +249,19 @@ func (m *Mirror) commitFenced(ctx context.Context) ([]*kgo.Record, error) {
 // committed, outside it (as MM2 writes them only for committed records).
 // Any error leaves the transaction to be aborted: the caller ends the
 // attempt, and what drain took is read back from the target by the next.
+// A transaction with nothing to write needs no lease: a node with nothing
+// to copy must not abort at every tick of a rebalance.
 func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded bool, indexSeq int32) (int32, error) {
+	m.prune(ctx)
+	c := m.drain()
+	if !open && len(c.updates) == 0 && len(c.moved) == 0 {
+		return indexSeq, nil // nothing was written: there is no transaction to end
+	}
 	ctx, cancel, err := m.commitContext(ctx)
 	if err != nil {
 		return indexSeq, err
 	}
 	defer cancel()
-	m.prune(ctx)
-	c := m.drain()
 	if len(c.updates) > 0 {
 		if !indexAdded {
 			if err := p.addPartitions(ctx, map[string][]int32{m.cfg.IndexTopic: {0}}); err != nil {
@@ -281,9 +286,6 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 			return indexSeq, err
 		}
 		open = true
-	}
-	if !open {
-		return indexSeq, nil // nothing was written: there is no transaction to end
 	}
 	if err := p.end(ctx, true); err != nil {
 		return indexSeq, err

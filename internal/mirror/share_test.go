@@ -206,3 +206,31 @@ func TestCommitWritesNoIndexWithoutTheMembership(t *testing.T) {
 		})
 	}
 }
+
+// TestAnIdleTransactionNeedsNoLease: in exactly-once mode a transaction
+// ends every interval, written to or not. One with nothing to write asked
+// for the lease all the same, so a node with nothing to copy aborted its
+// attempt at every tick of a rebalance (the lease is off while the member
+// rejoins), and its backoff grew to delay the copy after it. Only a
+// transaction that writes needs the lease.
+func TestAnIdleTransactionNeedsNoLease(t *testing.T) {
+	m := testMirror()
+	m.lastPrune = time.Now()
+	m.cfg.Share = Share{
+		Generation: func() (int32, string, bool) { return 3, "m", true },
+		LeaseUntil: func() time.Time { return time.Now().Add(-time.Second) },
+	}
+	p := testPartition()
+	p.owned = true
+	m.topics["t"] = p.topic
+	if _, err := m.commitTxn(t.Context(), producerTxn{}, false, false, 0); err != nil {
+		t.Fatalf("a transaction with nothing to write: %v, want no error", err)
+	}
+	if _, err := m.commitTxn(t.Context(), producerTxn{}, true, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
+		t.Fatalf("an open transaction: %v, want %v", err, errLeaseLapsedCommit)
+	}
+	p.ackBatch(0, 0, 10, 10)
+	if _, err := m.commitTxn(t.Context(), producerTxn{}, false, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
+		t.Fatalf("progress to commit: %v, want %v", err, errLeaseLapsedCommit)
+	}
+}
