@@ -133,6 +133,7 @@ type walk struct {
 	copies  []int32 // source position -> copies seen on the target
 	next    int     // the source position expected next in order
 	replay  int     // during a replay, the source position expected next; -1 otherwise
+	from    int     // during a replay, the source position it began at
 	j       int     // target records seen
 }
 
@@ -186,9 +187,18 @@ func (w *walk) target(i int, offset int64) {
 		w.next = i + 1
 		w.replay = -1
 	default: // i < next: a copy of something already copied
-		if w.replay < 0 {
+		switch {
+		case w.replay < 0:
 			rep.Replays++
-		} else if i != w.replay {
+			w.from = i
+		case i == w.replay: // the replay goes on
+		case i >= w.from && i < w.replay:
+			// A replay inside a replay: its writer was cut short, and the
+			// next resumed from progress committed within it. Progress
+			// never moves back, so no replay begins before the one it cuts.
+			rep.Replays++
+			w.from = i
+		default:
 			rep.Reordered++
 			rep.problem("target record %d (offset %d) breaks a replay: source record %d, expected %d", j, offset, i, w.replay)
 		}

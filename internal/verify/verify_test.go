@@ -31,6 +31,13 @@ func TestCompare(t *testing.T) {
 		{name: "swapped", dst: recs(0, 2, 1, 3, 4, 5), reordered: 1},
 		{name: "stranger", dst: recs(0, 1, 2, 3, 4, 5, 99), phantoms: 1},
 		{name: "non-contiguous replay", dst: recs(0, 1, 2, 3, 1, 0, 2, 3, 4, 5), dups: 4, reordered: 2},
+		// A writer cut short in the middle of a replay, and the next one
+		// resuming from the progress the first committed within it.
+		{name: "replay inside a replay", dst: recs(0, 1, 2, 3, 4, 5, 2, 3, 4, 3, 4, 5), dups: 6},
+		// Committed progress never moves back: a replay never starts before
+		// the one it interrupts.
+		{name: "replay from before the replay it cuts", dst: recs(0, 1, 2, 3, 4, 5, 3, 4, 2, 3, 4, 5), dups: 6, reordered: 1},
+		{name: "replay that skips ahead", dst: recs(0, 1, 2, 3, 4, 5, 1, 2, 4, 5), dups: 4, reordered: 1},
 		{name: "empty target", dst: nil, lost: 6},
 	}
 	for _, tt := range tests {
