@@ -50,9 +50,11 @@ type Plan struct {
 	Slot int
 }
 
-// minWeight is the least a unit weighs: a rate below 1 B/s counts as 1, so idle units
-// still spread by count.
-const minWeight = 1
+// minWeight is the least a unit weighs, 1 KiB/s: every unit costs its partition's
+// fetches and commits whatever its bytes, so idle and slow units spread by count, and a
+// trickle such as heartbeats (about 200 B/s) does not outweigh idle partitions many times
+// over and keep a new topic's partitions off its owner.
+const minWeight = 1024
 
 // Assign shares work among the members of one generation (the leader's assignor). It is
 // a pure function, deterministic for the same members and work in any order, and keeps
@@ -69,8 +71,8 @@ const minWeight = 1
 //   - Sticky: a unit stays with the member that claims it unless balance requires moving
 //     it, which is when its owner's load exceeds another member's load by more than the
 //     weight of the owner's heaviest unit.
-//   - Balanced by weight, then count: a unit weighs its rate (minimum 1), and a unit of
-//     unknown rate weighs the median of the known rates, or 1 if none is known. A unit's
+//   - Balanced by weight, then count: a unit weighs its rate (minimum minWeight), and a unit of
+//     unknown rate weighs the median of the known rates, or minWeight if none is known. A unit's
 //     rate is the one its claimant reports; for an unclaimed unit, the one a member that
 //     released it reports (the lowest member id's); for a contested one, unknown. In the
 //     target assignment (which the plans reach once the moving units are released), for

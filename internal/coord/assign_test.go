@@ -27,6 +27,9 @@ func cat(lists ...[]Unit) []Unit {
 	return out
 }
 
+// kib is a rate of 1 KiB/s, minWeight: the tests' rates are counted in it.
+const kib = minWeight
+
 // rates returns the rate r for every unit of units.
 func rates(r float64, units ...Unit) map[Unit]float64 {
 	out := make(map[Unit]float64, len(units))
@@ -130,67 +133,67 @@ func TestAssign(t *testing.T) {
 		{
 			name: "balance by weight: a heavy unit moves to the empty member",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0, 1), Rates: rates(100, a(0, 1)...)},
-				{MemberID: "m2", Units: a(2, 3, 4), Rates: rates(1, a(2, 3, 4)...)},
+				{MemberID: "m1", Units: a(0, 1), Rates: rates(100*kib, a(0, 1)...)},
+				{MemberID: "m2", Units: a(2, 3, 4), Rates: rates(1*kib, a(2, 3, 4)...)},
 				{MemberID: "m3"},
 			},
 			work: a(0, 1, 2, 3, 4),
 			want: map[string]Plan{
-				"m1": {Units: a(1), Control: true, Rejoin: true, Rates: rates(100, a(1)...)},
-				"m2": {Units: a(2, 3, 4), Rates: rates(1, a(2, 3, 4)...)},
+				"m1": {Units: a(1), Control: true, Rejoin: true, Rates: rates(100*kib, a(1)...)},
+				"m2": {Units: a(2, 3, 4), Rates: rates(1*kib, a(2, 3, 4)...)},
 				"m3": {},
 			},
 		},
 		{
 			name: "balance by weight, second phase: the released unit's rate follows it",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(1), Control: true, Rates: rates(100, a(0, 1)...)},
-				{MemberID: "m2", Units: a(2, 3, 4), Rates: rates(1, a(2, 3, 4)...)},
+				{MemberID: "m1", Units: a(1), Control: true, Rates: rates(100*kib, a(0, 1)...)},
+				{MemberID: "m2", Units: a(2, 3, 4), Rates: rates(1*kib, a(2, 3, 4)...)},
 				{MemberID: "m3"},
 			},
 			work: a(0, 1, 2, 3, 4),
 			want: map[string]Plan{
-				"m1": {Units: a(1), Control: true, Rates: rates(100, a(1)...)},
-				"m2": {Units: a(2, 3, 4), Rates: rates(1, a(2, 3, 4)...)},
-				"m3": {Units: a(0), Rates: rates(100, a(0)...)},
+				"m1": {Units: a(1), Control: true, Rates: rates(100*kib, a(1)...)},
+				"m2": {Units: a(2, 3, 4), Rates: rates(1*kib, a(2, 3, 4)...)},
+				"m3": {Units: a(0), Rates: rates(100*kib, a(0)...)},
 			},
 		},
 		{
 			name: "balance by weight: a unit heavier than the rest stays, small ones spread",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0), Rates: rates(1000, a(0)...)},
-				{MemberID: "m2", Units: a(1, 2, 3, 4, 5, 6), Rates: rates(1, a(1, 2, 3, 4, 5, 6)...)},
+				{MemberID: "m1", Units: a(0), Rates: rates(1000*kib, a(0)...)},
+				{MemberID: "m2", Units: a(1, 2, 3, 4, 5, 6), Rates: rates(1*kib, a(1, 2, 3, 4, 5, 6)...)},
 				{MemberID: "m3"},
 			},
 			work: a(0, 1, 2, 3, 4, 5, 6),
 			want: map[string]Plan{
-				"m1": {Units: a(0), Control: true, Rates: rates(1000, a(0)...)},
-				"m2": {Units: a(4, 5, 6), Rejoin: true, Rates: rates(1, a(4, 5, 6)...)},
+				"m1": {Units: a(0), Control: true, Rates: rates(1000*kib, a(0)...)},
+				"m2": {Units: a(4, 5, 6), Rejoin: true, Rates: rates(1*kib, a(4, 5, 6)...)},
 				"m3": {},
 			},
 		},
 		{
 			name: "rate noise moves nothing",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0, 1), Rates: map[Unit]float64{{"a", 0}: 1000.4, {"a", 1}: 1000.3}},
-				{MemberID: "m2", Units: a(2, 3), Rates: map[Unit]float64{{"a", 2}: 999.9, {"a", 3}: 999.8}},
+				{MemberID: "m1", Units: a(0, 1), Rates: map[Unit]float64{{"a", 0}: 1000.4 * kib, {"a", 1}: 1000.3 * kib}},
+				{MemberID: "m2", Units: a(2, 3), Rates: map[Unit]float64{{"a", 2}: 999.9 * kib, {"a", 3}: 999.8 * kib}},
 			},
 			work: a(0, 1, 2, 3),
 			want: map[string]Plan{
-				"m1": {Units: a(0, 1), Control: true, Rates: map[Unit]float64{{"a", 0}: 1000.4, {"a", 1}: 1000.3}},
-				"m2": {Units: a(2, 3), Rates: map[Unit]float64{{"a", 2}: 999.9, {"a", 3}: 999.8}},
+				"m1": {Units: a(0, 1), Control: true, Rates: map[Unit]float64{{"a", 0}: 1000.4 * kib, {"a", 1}: 1000.3 * kib}},
+				"m2": {Units: a(2, 3), Rates: map[Unit]float64{{"a", 2}: 999.9 * kib, {"a", 3}: 999.8 * kib}},
 			},
 		},
 		{
 			name: "a heavy new unit goes to the lightest member",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0, 1), Rates: rates(10, a(0, 1)...)},
-				{MemberID: "m2", Units: a(2), Rates: rates(10, a(2)...)},
+				{MemberID: "m1", Units: a(0, 1), Rates: rates(10*kib, a(0, 1)...)},
+				{MemberID: "m2", Units: a(2), Rates: rates(10*kib, a(2)...)},
 			},
 			work: a(0, 1, 2, 3),
 			want: map[string]Plan{
-				"m1": {Units: a(0, 1), Control: true, Rates: rates(10, a(0, 1)...)},
-				"m2": {Units: a(2, 3), Rates: rates(10, a(2)...)},
+				"m1": {Units: a(0, 1), Control: true, Rates: rates(10*kib, a(0, 1)...)},
+				"m2": {Units: a(2, 3), Rates: rates(10*kib, a(2)...)},
 			},
 		},
 		{
@@ -251,6 +254,27 @@ func TestAssign(t *testing.T) {
 			want: map[string]Plan{
 				"m1": {Units: a(0, 1), Control: true},
 				"m2": {Units: a(2)},
+			},
+		},
+		{
+			// A make ci run: the leader's data partitions were idle (0 B/s),
+			// its heartbeats partition carried 200 B/s, the others' rates were
+			// not measured yet. Unknown rates weighed the median, 0, so a unit
+			// weighed 1 and the heartbeats 200: all six partitions of a new
+			// topic went to the two other members. Every unit costs a
+			// partition's fetches and commits, whatever its bytes: a floor of
+			// 1 KiB/s spreads idle and slow units by count.
+			name: "slow units spread by count",
+			claims: []Claim{
+				{MemberID: "m1", Leader: true, Control: true, Units: cat(a(4, 5), us("hb", 0)), Rates: merge(rates(0, a(4, 5)...), rates(200, us("hb", 0)...))},
+				{MemberID: "m2", Units: a(0, 2)},
+				{MemberID: "m3", Units: a(1, 3)},
+			},
+			work: cat(a(0, 1, 2, 3, 4, 5), us("b", 0, 1, 2, 3, 4, 5), us("hb", 0)),
+			want: map[string]Plan{
+				"m1": {Units: cat(a(4, 5), us("b", 2, 5), us("hb", 0)), Control: true, Rates: merge(rates(0, a(4, 5)...), rates(200, us("hb", 0)...))},
+				"m2": {Units: cat(a(0, 2), us("b", 0, 3))},
+				"m3": {Units: cat(a(1, 3), us("b", 1, 4))},
 			},
 		},
 		{
@@ -322,46 +346,46 @@ func TestWeights(t *testing.T) {
 		{
 			name: "an unclaimed unit has the rate its releaser reports",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0), Rates: map[Unit]float64{{"a", 0}: 10, {"a", 1}: 50}},
-				{MemberID: "m2", Rates: rates(70, a(1)...)},
+				{MemberID: "m1", Units: a(0), Rates: map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 50 * kib}},
+				{MemberID: "m2", Rates: rates(70*kib, a(1)...)},
 			},
 			units: a(0, 1),
-			want:  map[Unit]float64{{"a", 0}: 10, {"a", 1}: 50},
+			want:  map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 50 * kib},
 		},
 		{
-			name:   "no known rate: every unit weighs 1",
+			name:   "no known rate: every unit weighs the floor, 1 KiB/s",
 			claims: []Claim{{MemberID: "m1", Units: a(0)}},
 			units:  a(0, 1),
-			want:   rates(1, a(0, 1)...),
+			want:   rates(1*kib, a(0, 1)...),
 		},
 		{
 			name:   "unknown rates weigh the median of the known ones (odd count)",
-			claims: []Claim{{MemberID: "m1", Units: a(0, 1, 2, 3), Rates: map[Unit]float64{{"a", 0}: 10, {"a", 1}: 30, {"a", 2}: 500}}},
+			claims: []Claim{{MemberID: "m1", Units: a(0, 1, 2, 3), Rates: map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 30 * kib, {"a", 2}: 500 * kib}}},
 			units:  a(0, 1, 2, 3, 4),
-			want:   merge(map[Unit]float64{{"a", 0}: 10, {"a", 1}: 30, {"a", 2}: 500}, rates(30, a(3, 4)...)),
+			want:   merge(map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 30 * kib, {"a", 2}: 500 * kib}, rates(30*kib, a(3, 4)...)),
 		},
 		{
 			name:   "median of an even count is the mean of the middle two",
-			claims: []Claim{{MemberID: "m1", Units: a(0, 1), Rates: map[Unit]float64{{"a", 0}: 10, {"a", 1}: 30}}},
+			claims: []Claim{{MemberID: "m1", Units: a(0, 1), Rates: map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 30 * kib}}},
 			units:  a(0, 1, 2),
-			want:   map[Unit]float64{{"a", 0}: 10, {"a", 1}: 30, {"a", 2}: 20},
+			want:   map[Unit]float64{{"a", 0}: 10 * kib, {"a", 1}: 30 * kib, {"a", 2}: 20 * kib},
 		},
 		{
-			name: "idle units weigh 1; invalid rates are unknown",
+			name: "idle and slow units weigh the floor; invalid rates are unknown",
 			claims: []Claim{{MemberID: "m1", Units: a(0, 1, 2, 3, 4), Rates: map[Unit]float64{
-				{"a", 0}: 0, {"a", 1}: 0.25, {"a", 2}: -5, {"a", 3}: math.NaN(), {"a", 4}: math.Inf(1),
+				{"a", 0}: 0 * kib, {"a", 1}: 0.25 * kib, {"a", 2}: -5, {"a", 3}: math.NaN(), {"a", 4}: math.Inf(1),
 			}}},
 			units: a(0, 1, 2, 3, 4),
-			want:  rates(1, a(0, 1, 2, 3, 4)...),
+			want:  rates(1*kib, a(0, 1, 2, 3, 4)...),
 		},
 		{
 			name: "only the sole claimant's rates count",
 			claims: []Claim{
-				{MemberID: "m1", Units: a(0, 1), Rates: rates(100, a(0, 1, 2)...)},
-				{MemberID: "m2", Units: a(1), Rates: rates(7, a(1)...)},
+				{MemberID: "m1", Units: a(0, 1), Rates: rates(100*kib, a(0, 1, 2)...)},
+				{MemberID: "m2", Units: a(1), Rates: rates(7*kib, a(1)...)},
 			},
 			units: a(0, 1, 2),
-			want:  rates(100, a(0, 1, 2)...),
+			want:  rates(100*kib, a(0, 1, 2)...),
 		},
 	}
 	for _, tt := range tests {
