@@ -5,7 +5,9 @@ package acls_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ func TestSyncedACLsLetTheUserReadTheRemoteTopicButNotWrite(t *testing.T) {
 		t.Fatalf("problems: %v", done.Problems)
 	}
 	equalBindings(t, "created", done.Add, want)
-	equalBindings(t, "the target's bindings", bindingsOf(t, dstAdm, base), want)
+	waitBindings(t, "the target's bindings", dstAdm, base, want)
 
 	consumer := scramClient(t, b, kgo.ConsumeTopics(remote), kgo.ConsumerGroup(group),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
@@ -182,6 +184,16 @@ func TestTargetRefusalIsReportedPerBinding(t *testing.T) {
 	limited := kadm.NewClient(b.Client(t,
 		kgo.SeedBrokers(b.ListenerSeeds(t, kafkatest.ListenerSASLPlaintext)...),
 		kgo.SASL(plain.Auth{User: sec.Plain.User, Pass: sec.Plain.Password}.AsMechanism())))
+	// The broker takes up the DESCRIBE grant a moment after CreateAcls returned.
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		results, err := limited.DescribeACLs(t.Context(), kadm.NewACLs().Topics().ResourcePatternType(kadm.ACLPatternAny).Operations().Allow().AllowHosts().Deny().DenyHosts())
+		if err == nil {
+			for _, r := range results {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		return err
+	})
 
 	log, out := logger()
 	cfg := flowConfig(t, base, false)
@@ -214,8 +226,21 @@ func TestTargetRefusalIsReportedPerBinding(t *testing.T) {
 	if done, err := acls.New(cfg, srcAdm, dstAdm, log).Sync(t.Context()); err != nil || len(done.Problems) != 0 {
 		t.Fatalf("Sync() by the super user = %+v, %v", done, err)
 	}
-	equalBindings(t, "the target's bindings", bindingsOf(t, dstAdm, base), want)
+	waitBindings(t, "the target's bindings", dstAdm, base, want)
 	if p, err := s.Plan(t.Context()); err != nil || !p.Empty() {
 		t.Fatalf("the limited admin's plan after that: %+v, %v; want empty", p, err)
 	}
+}
+
+// waitBindings waits until the cluster's bindings whose resource name contains part are
+// want: a broker's DescribeAcls answers from its metadata image, which takes up an ACL a
+// moment after CreateAcls returned.
+func waitBindings(t *testing.T, what string, adm *kadm.Client, part string, want []acls.Binding) {
+	t.Helper()
+	kafkatest.Eventually(t, 30*time.Second, func() error {
+		if got := bindingsOf(t, adm, part); !slices.Equal(got, want) {
+			return fmt.Errorf("%s:\n got  %s\n want %s", what, lines(got), lines(want))
+		}
+		return nil
+	})
 }
