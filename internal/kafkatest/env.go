@@ -111,15 +111,6 @@ func Run(m *testing.M, n int, env **Env) int {
 	return RunWith(m, Options{Clusters: n}, env)
 }
 
-// RunWith starts the clusters opts asks for with scripts/kafka.sh, runs the package's tests
-// against them and stops them again. It returns the exit code for os.Exit. The clusters' dir
-// is kept when a test failed, so their logs can be read. A test bed that cannot start fails
-// the tests: there is no silent skip. With BootstrapsEnv set, RunWith uses those clusters
-// instead and leaves them running (and refuses options that need its own clusters).
-//
-// After the tests, and before the clusters stop, RunWith fails the package if a goroutine
-// the tests started still runs (goleak), unless opts.NoLeakCheck: every client, proxy
-// connection and helper goroutine must end with its test.
 // ignoreToxicChains leaves out of the leak check the goroutines of a broken toxiproxy
 // toxic chain. When a toxic is removed while its connection closes, toxiproxy can leave a
 // stub blocked for good sending a chunk to the stub it just unlinked, and the link's reader
@@ -149,6 +140,15 @@ func Authorized(n int) Options {
 	}
 }
 
+// RunWith starts the clusters opts asks for with scripts/kafka.sh, runs the package's tests
+// against them and stops them again. It returns the exit code for os.Exit. The clusters' dir
+// is kept when a test failed, so their logs can be read. A test bed that cannot start fails
+// the tests: there is no silent skip. With BootstrapsEnv set, RunWith uses those clusters
+// instead and leaves them running (and refuses options that need its own clusters).
+//
+// After the tests, and before the clusters stop, RunWith fails the package if a goroutine
+// the tests started still runs (goleak), unless opts.NoLeakCheck: every client, proxy
+// connection and helper goroutine must end with its test.
 func RunWith(m *testing.M, opts Options, env **Env) int {
 	e, err := setUp(opts)
 	if err != nil {

@@ -188,14 +188,12 @@ func (w *walk) target(i int, offset int64) {
 		w.replay = -1
 	default: // i < next: a copy of something already copied
 		switch {
-		case w.replay < 0:
-			rep.Replays++
-			w.from = i
 		case i == w.replay: // the replay goes on
-		case i >= w.from && i < w.replay:
-			// A replay inside a replay: its writer was cut short, and the
-			// next resumed from progress committed within it. Progress
-			// never moves back, so no replay begins before the one it cuts.
+		case w.replay < 0 || i >= w.from && i < w.replay:
+			// A replay begins; inside a running one when its writer was cut
+			// short and the next resumed from progress committed within it.
+			// Progress never moves back, so no replay begins before the one
+			// it cuts.
 			rep.Replays++
 			w.from = i
 		default:
