@@ -76,6 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newCheckCmd(stdout),
 		newDemoCmd(stdout, stderr),
 		newOffsetsCmd(stdout),
+		newVerifyCmd(stdout, stderr),
 		newStatusCmd(stdout),
 		newVersionCmd(stdout),
 		newImportCmd(stdout, stderr),

@@ -18,7 +18,6 @@ import (
 	"strait/internal/daemon"
 	"strait/internal/index"
 	"strait/internal/kafkaclient"
-	"strait/internal/policy"
 	"strait/internal/tail"
 )
 
@@ -85,40 +84,12 @@ first exactly the record the group would read next on the source.`,
 // translateGroup translates a group with the flow from->to of the plan,
 // using the clients run builds for that flow.
 func translateGroup(ctx context.Context, file string, cfg *config.Config, plan *kafkaclient.Plan, from, to, group string) ([]checkpoint.Translation, error) {
-	fp := plan.Flow(from, to)
-	if fp == nil || !fp.Replicates {
-		return nil, usageError{fmt.Errorf("%s has no enabled flow %s->%s: set %s->%s.enabled = true", file, from, to, from, to)}
-	}
-	fc := fp.Flow
-	pol, err := fc.ReplicationPolicy() // the class, with strait.rename.rules
+	o, err := open(ctx, file, cfg, plan, from, to, "offsets-translate")
 	if err != nil {
 		return nil, err
 	}
-	topics, err := policy.NewFilter(fc.Topics, fc.TopicsExclude)
-	if err != nil {
-		return nil, err
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	id := kafkaclient.Identity{Flow: fc.Name(), Role: "offsets-translate"}
-	src, err := fp.SourceAdmin.New(id, quiet)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	dst, err := fp.TargetConsumer.New(id, quiet, tail.ClientOpts()...)
-	if err != nil {
-		return nil, err
-	}
-	defer dst.Close()
-	idx, err := index.Load(ctx, dst, index.TopicName(fc.Source))
-	if err != nil {
-		return nil, fmt.Errorf("reading the offset index on %s: %w", fc.Target, err)
-	}
-	reverse, err := loadReverse(ctx, cfg, fp, id, quiet, kadm.NewClient(dst))
-	if err != nil {
-		return nil, err
-	}
-	return checkpoint.TranslateGroup(ctx, kadm.NewClient(src), checkpoint.Flow{Source: fc.Source, Target: fc.Target, Policy: pol, Topics: topics, Reverse: reverse}, idx, group)
+	defer o.Close()
+	return checkpoint.TranslateGroup(ctx, o.srcAdm, o.translator(), o.idx, group)
 }
 
 // loadReverse reads the reverse flow's offset index, on the flow's source,

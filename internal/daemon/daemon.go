@@ -77,8 +77,12 @@ func ProgressGroup(source string) string { return "strait-" + source }
 
 // isProgressGroup reports whether group is one of Strait's progress groups
 // for the configured clusters; those are never checkpointed.
-func (d *Daemon) isProgressGroup(group string) bool {
-	for _, a := range d.cfg.Clusters {
+func (d *Daemon) isProgressGroup(group string) bool { return IsProgressGroup(d.cfg, group) }
+
+// IsProgressGroup reports whether group is Strait's progress group of one
+// of cfg's clusters.
+func IsProgressGroup(cfg *config.Config, group string) bool {
+	for _, a := range cfg.Clusters {
 		if group == ProgressGroup(a) {
 			return true
 		}

@@ -115,3 +115,41 @@ func Follow(ctx context.Context, cl *kgo.Client, topic string, from map[int32]in
 func ClientOpts() []kgo.Opt {
 	return []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
 }
+
+// ReadRange reads offsets [from, to) of one partition of topic with cl, a
+// client made with ClientOpts that no one else consumes with while it runs,
+// calling fn for every record but transaction markers, in offset order. to
+// must not be past the partition's end (its last stable offset, for
+// ClientOpts' read_committed).
+func ReadRange(ctx context.Context, cl *kgo.Client, topic string, partition int32, from, to int64, fn func(*kgo.Record)) error {
+	if from >= to {
+		return nil
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}})
+	defer cl.RemoveConsumePartitions(map[string][]int32{topic: {partition}})
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading %s[%d] from %d to %d: %w", topic, partition, from, to, err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return fmt.Errorf("reading %s[%d] from %d to %d: %w", topic, partition, from, to, ferr)
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if done || r.Offset >= to {
+				done = true
+				return
+			}
+			if !r.Attrs.IsControl() {
+				fn(r)
+			}
+			done = r.Offset >= to-1
+		})
+		if done {
+			return nil
+		}
+	}
+}

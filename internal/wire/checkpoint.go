@@ -47,14 +47,11 @@ func (c Checkpoint) AppendValue(dst []byte) ([]byte, error) {
 	return appendString(dst, c.Metadata), nil
 }
 
-// DecodeCheckpoint decodes a checkpoint record. Like Java it ignores trailing
-// bytes and parses any value version as version 0.
-func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
+// DecodeCheckpointKey decodes a checkpoint record's key alone: the group,
+// topic and partition a tombstone deletes the checkpoint of.
+func DecodeCheckpointKey(key []byte) (Checkpoint, error) {
 	if key == nil {
 		return Checkpoint{}, tombstone(KindCheckpoint, "key")
-	}
-	if value == nil {
-		return Checkpoint{}, tombstone(KindCheckpoint, "value")
 	}
 	var c Checkpoint
 	var err error
@@ -67,6 +64,19 @@ func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
 	}
 	if c.Partition, err = k.int32("partition"); err != nil {
 		return Checkpoint{}, err
+	}
+	return c, nil
+}
+
+// DecodeCheckpoint decodes a checkpoint record. Like Java it ignores trailing
+// bytes and parses any value version as version 0.
+func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
+	c, err := DecodeCheckpointKey(key)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if value == nil {
+		return Checkpoint{}, tombstone(KindCheckpoint, "value")
 	}
 	v := reader{kind: KindCheckpoint, b: value}
 	if _, err = v.int16("version"); err != nil {
