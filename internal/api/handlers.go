@@ -80,6 +80,11 @@ func (s *Server) flowView(f daemon.FlowStatus, now time.Time) FlowView {
 			v.StoppedPartitions++
 		}
 	}
+	if v.LagRecords > 0 && v.LagSeconds > 0 {
+		oldest := now.Add(-time.Duration(v.LagSeconds * float64(time.Second))).UTC().Truncate(time.Millisecond)
+		v.OldestNotCopied = &oldest
+	}
+	v.FailoverNow = failoverNow(v)
 	switch {
 	case v.Partitions == 0:
 		v.State = "starting"
@@ -227,4 +232,25 @@ func (s *Server) enabledFlows() []*config.Flow {
 		return nil
 	}
 	return s.opts.Config.Flows
+}
+
+// failoverNow is the one-line answer to "would a failover now lose data?"
+// for what this node copies.
+func failoverNow(v FlowView) string {
+	scope := ""
+	if v.Share != nil {
+		scope = fmt.Sprintf(" (the %d partitions this node copies; ask each node)", v.Partitions)
+	}
+	switch {
+	case v.Partitions == 0:
+		return "unknown: no partition is assigned yet" + scope
+	case v.StoppedPartitions > 0:
+		return fmt.Sprintf("would lose at least %d records%s, and %d stopped partitions copy nothing until Strait restarts", v.LagRecords, scope, v.StoppedPartitions)
+	case v.LagRecords == 0:
+		return "would lose nothing: every record on the source is copied" + scope
+	case v.OldestNotCopied != nil:
+		return fmt.Sprintf("would lose %d records written since %s (%.1f s)%s", v.LagRecords, v.OldestNotCopied.Format(time.RFC3339Nano), v.LagSeconds, scope)
+	default:
+		return fmt.Sprintf("would lose %d records%s", v.LagRecords, scope)
+	}
 }

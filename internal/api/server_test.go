@@ -17,6 +17,7 @@ import (
 
 	"strait/internal/checkpoint"
 	"strait/internal/config"
+	"strait/internal/coord"
 	"strait/internal/daemon"
 	"strait/internal/mirror"
 )
@@ -126,8 +127,8 @@ func get(t *testing.T, url, token string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// Golden answers of every endpoint (checkpoint ages vary with the clock,
-// so that field is masked).
+// Golden answers of every endpoint (checkpoint ages and the oldest record
+// not copied vary with the clock, so those fields are masked).
 func TestEndpointsGolden(t *testing.T) {
 	ts, _ := newTestServer(t, "")
 	for _, c := range []struct {
@@ -187,7 +188,7 @@ func TestEndpointsGolden(t *testing.T) {
 func maskAge(body string) string {
 	var out []string
 	for _, line := range strings.Split(body, "\n") {
-		if strings.Contains(line, `"checkpoint_age_seconds": `) && !strings.Contains(line, "null") {
+		if (strings.Contains(line, `"checkpoint_age_seconds": `) || strings.Contains(line, `"oldest_not_copied": `)) && !strings.Contains(line, "null") {
 			line = line[:strings.Index(line, ":")+1] + " \"(masked)\","
 		}
 		out = append(out, line)
@@ -279,3 +280,22 @@ func TestListenRefusesAnExposedAPI(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestFailoverNow(t *testing.T) {
+	oldest := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    FlowView
+		want string
+	}{
+		{FlowView{}, "unknown: no partition is assigned yet"},
+		{FlowView{Partitions: 4}, "would lose nothing: every record on the source is copied"},
+		{FlowView{Partitions: 4, LagRecords: 12, LagSeconds: 3.25, OldestNotCopied: &oldest}, "would lose 12 records written since 2026-12-04T10:00:00Z (3.2 s)"},
+		{FlowView{Partitions: 4, LagRecords: 12}, "would lose 12 records"},
+		{FlowView{Partitions: 4, StoppedPartitions: 1, LagRecords: 3}, "would lose at least 3 records, and 1 stopped partitions copy nothing until Strait restarts"},
+		{FlowView{Partitions: 2, Share: &coord.Status{}}, "would lose nothing: every record on the source is copied (the 2 partitions this node copies; ask each node)"},
+	} {
+		if got := failoverNow(c.v); got != c.want {
+			t.Errorf("failoverNow(%+v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

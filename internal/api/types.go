@@ -4,6 +4,8 @@ package api
 // last sample (History.Interval apart); rates come from consecutive samples.
 
 import (
+	"time"
+
 	"strait/internal/coord"
 	"strait/internal/daemon"
 )
@@ -31,7 +33,13 @@ type FlowView struct {
 	LagRecords int64 `json:"lag_records"`
 	// LagSeconds is the age of the oldest record not yet copied (RPO in
 	// time); 0 when caught up.
-	LagSeconds         float64  `json:"lag_seconds"`
+	LagSeconds float64 `json:"lag_seconds"`
+	// OldestNotCopied is when the oldest record not yet copied was
+	// written; null when caught up or unknown.
+	OldestNotCopied *time.Time `json:"oldest_not_copied"`
+	// FailoverNow says in one line whether a failover now would lose data,
+	// and how much.
+	FailoverNow        string   `json:"failover_now"`
 	Partitions         int      `json:"partitions"`
 	FastPath           int      `json:"fast_path_partitions"`
 	RecordPath         int      `json:"record_path_partitions"`

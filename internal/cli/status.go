@@ -141,6 +141,9 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 		fmt.Fprintf(w, "Flow %s: %s\n", f.Name, f.State)
 		fmt.Fprintf(w, "  throughput  %s/s, %s records/s\n", bytesText(f.BytesPerSecond), countText(f.RecordsPerSecond))
 		fmt.Fprintf(w, "  lag (RPO)   %s records, %s\n", countText(float64(f.LagRecords)), secondsText(f.LagSeconds))
+		if f.FailoverNow != "" {
+			fmt.Fprintf(w, "  failover    now %s\n", f.FailoverNow)
+		}
 		if b := f.Backlog; b != nil {
 			eta := "ETA unknown"
 			if b.ETASeconds != nil {

@@ -97,6 +97,9 @@ func (r *Registry) flowSeries(e *emitter, f daemon.FlowStatus, now time.Time) {
 		if a.lagSeconds >= 0 {
 			e.emit("strait_lag_seconds", "Age of the oldest record not yet copied, the oldest over partitions; 0 when caught up (RPO in time).", prometheus.GaugeValue, a.lagSeconds, labels, values...)
 		}
+		if a.lag > 0 && a.lagSeconds > 0 {
+			e.emit("strait_oldest_not_copied_timestamp_seconds", "When the oldest record not yet copied was written, as Unix seconds; absent when caught up (a failover now loses what was written since).", prometheus.GaugeValue, float64(now.UnixMilli())/1000-a.lagSeconds, labels, values...)
+		}
 		if a.age >= 0 {
 			e.emit("strait_record_age_seconds", "Average age of records when fetched from the source over the last minute, the largest over partitions (MM2's record-age-ms).", prometheus.GaugeValue, a.age/1000, labels, values...)
 		}

@@ -245,6 +245,7 @@
       state: el("span", { class: "state" }),
       throughput: fact("throughput", "Throughput"),
       lag: fact("lag", "Lag (RPO)"),
+      failover: fact("failover", "A failover now"),
       copied: fact("copied", "Copied"),
       partitions: fact("partitions", "Partitions"),
       checkpoint: fact("checkpoint", "Last checkpoint"),
@@ -260,7 +261,7 @@
       "article",
       { class: "card", dataset: { flow: name } },
       el("header", null, el("h3", null, name), facts.state),
-      el("dl", { class: "facts" }, facts.throughput.box, facts.lag.box, facts.copied.box, facts.partitions.box, facts.checkpoint.box, facts.groups.box),
+      el("dl", { class: "facts" }, facts.throughput.box, facts.lag.box, facts.failover.box, facts.copied.box, facts.partitions.box, facts.checkpoint.box, facts.groups.box),
       backlog,
       el("div", { class: "charts" }, el("h4", null, "Throughput"), throughputBox, el("h4", null, "Lag"), lagBox, note),
     );
@@ -306,6 +307,7 @@
     c.facts.state.textContent = f.state;
     c.facts.throughput.value.textContent = fmtBytes(f.bytes_per_second) + "/s · " + fmtCompact(f.records_per_second) + " records/s";
     c.facts.lag.value.textContent = fmtInt(f.lag_records) + " records · " + fmtDuration(f.lag_seconds);
+    c.facts.failover.value.textContent = f.failover_now || "";
     c.facts.copied.value.textContent = fmtCompact(f.records) + " records · " + fmtBytes(f.bytes);
     const parts = [f.fast_path_partitions + " fast", f.record_path_partitions + " record"];
     if (f.stopped_partitions > 0) parts.push(f.stopped_partitions + " stopped");
