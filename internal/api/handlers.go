@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"endpoints": []string{"/api/v1/flows", "/api/v1/partitions", "/api/v1/history", "/api/v1/groups?flow=A->B", "/api/v1/offsets/translate?flow=A->B&group=G", "/api/v1/config", "/connectors", "/metrics", "/healthz", "/readyz"}})
+	writeJSON(w, http.StatusOK, map[string]any{"endpoints": []string{"/api/v1/flows", "/api/v1/partitions", "/api/v1/history", "/api/v1/groups?flow=A->B", "/api/v1/offsets/translate?flow=A->B&group=G", "/api/v1/offsets/translate?flow=A->B&topic=T&partition=P&offset=O", "/api/v1/config", "/connectors", "/metrics", "/healthz", "/readyz"}})
 }
 
 func (s *Server) flows(w http.ResponseWriter, _ *http.Request) {
@@ -203,13 +204,29 @@ func (s *Server) translate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	group := r.URL.Query().Get("group")
-	if group == "" {
-		writeError(w, http.StatusBadRequest, "name the consumer group with ?group=NAME")
-		return
-	}
+	q := r.URL.Query()
+	group := q.Get("group")
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
+	if topic := q.Get("topic"); topic != "" && group == "" {
+		partition, perr := strconv.ParseInt(q.Get("partition"), 10, 32)
+		offset, oerr := strconv.ParseInt(q.Get("offset"), 10, 64)
+		if perr != nil || oerr != nil || partition < 0 || offset < 0 {
+			writeError(w, http.StatusBadRequest, "with ?topic=T give ?partition=P&offset=O, both whole numbers from 0")
+			return
+		}
+		t, err := s.opts.Node.TranslateOffset(ctx, flow, topic, int32(partition), offset)
+		if err != nil {
+			nodeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"flow": flow, "offset": t})
+		return
+	}
+	if group == "" {
+		writeError(w, http.StatusBadRequest, "name the consumer group with ?group=NAME, or a stored offset with ?topic=T&partition=P&offset=O")
+		return
+	}
 	ts, err := s.opts.Node.Translate(ctx, flow, group)
 	if err != nil {
 		nodeError(w, err)

@@ -27,6 +27,7 @@ type Node interface {
 	Status() daemon.Status
 	Groups(ctx context.Context, flow, group string) ([]checkpoint.GroupState, error)
 	Translate(ctx context.Context, flow, group string) ([]checkpoint.Translation, error)
+	TranslateOffset(ctx context.Context, flow, topic string, partition int32, offset int64) (checkpoint.Translation, error)
 }
 
 // Options configure a Server.

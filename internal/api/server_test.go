@@ -71,6 +71,13 @@ func (n *fakeNode) Translate(_ context.Context, flow, group string) ([]checkpoin
 	return []checkpoint.Translation{{Topic: "orders", Partition: 0, Upstream: 40, RemoteTopic: "A.orders", Downstream: 40, Status: "exact"}}, nil
 }
 
+func (n *fakeNode) TranslateOffset(_ context.Context, flow, topic string, partition int32, offset int64) (checkpoint.Translation, error) {
+	if flow != "A->B" {
+		return checkpoint.Translation{}, daemon.ErrNoFlow
+	}
+	return checkpoint.Translation{Topic: topic, Partition: partition, Upstream: offset, RemoteTopic: "A." + topic, Downstream: offset + 3, Status: "exact"}, nil
+}
+
 func testStatus(now time.Time) daemon.Status {
 	return daemon.Status{Flows: []daemon.FlowStatus{{
 		Name: "A->B", Source: "A", Target: "B",
@@ -147,6 +154,8 @@ func TestEndpointsGolden(t *testing.T) {
 		{"/api/v1/offsets/translate", "translate-no-group.json", 400},
 		{"/api/v1/offsets/translate?group=down", "translate-down.json", 502},
 		{"/api/v1/offsets/translate?flow=X->Y&group=g1", "translate-unknown-flow.json", 404},
+		{"/api/v1/offsets/translate?topic=orders&partition=1&offset=40", "translate-offset.json", 200},
+		{"/api/v1/offsets/translate?topic=orders&partition=x", "translate-offset-bad.json", 400},
 		{"/api/v1/config", "config.json", 200},
 		{"/connectors", "connectors.json", 200},
 		{"/connectors?expand=status", "connectors-expand-status.json", 200},

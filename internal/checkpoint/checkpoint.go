@@ -368,6 +368,11 @@ func (c *Checkpointer) Translate(ctx context.Context, group string) ([]Translati
 	return TranslateGroup(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, group)
 }
 
+// TranslateOffset translates one source offset through the flow's index.
+func (c *Checkpointer) TranslateOffset(ctx context.Context, topic string, partition int32, offset int64) (Translation, error) {
+	return TranslateOffset(ctx, c.cl.SourceAdmin, c.cfg.Flow, c.idx, topic, partition, offset)
+}
+
 // noteSync records what the last offset sync did for group.
 func (c *Checkpointer) noteSync(group, what string) {
 	c.mu.Lock()

@@ -84,22 +84,13 @@ func translateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator
 		if !use(o) {
 			return
 		}
-		remote := policy.CheckpointTopic(f.Policy, f.Source, f.Target, o.Topic)
-		down, res := int64(-1), offsets.UnknownTopic
-		if d := ids.known[o.Topic]; d.Err == nil {
-			down, res = tr.TranslateID(o.Topic, o.Partition, d.ID, o.At)
+		t, err := translate(ctx, f, tr, ids, o.Topic, o.Partition, o.At)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("group %q: %w", group, err))
+			return
 		}
-		if r, ok := f.Reverse.remoteOf(f, o.Topic); ok && r == remote && res.Usable() {
-			var err error
-			if down, res, err = f.Reverse.lower(ctx, f, remote, o.Partition, o.At, down, res); err != nil {
-				errs = append(errs, fmt.Errorf("group %q: %w", group, err))
-				return
-			}
-		}
-		out = append(out, Translation{
-			Topic: o.Topic, Partition: o.Partition, Upstream: o.At, RemoteTopic: remote,
-			Downstream: down, Result: res, Status: res.String(), Metadata: o.Metadata,
-		})
+		t.Metadata = o.Metadata
+		out = append(out, t)
 	})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -111,6 +102,38 @@ func translateGroup(ctx context.Context, src *kadm.Client, f Flow, tr Translator
 		return out[i].Partition < out[j].Partition
 	})
 	return out, nil
+}
+
+// TranslateOffset translates one source offset of a partition the flow
+// replicates, as TranslateGroup does a group's: for consumers that keep
+// their offsets outside consumer groups (Flink, Spark, sink connectors).
+func TranslateOffset(ctx context.Context, src *kadm.Client, f Flow, tr Translator, topic string, partition int32, offset int64) (Translation, error) {
+	if !f.Topics.Accepts(topic) {
+		return Translation{}, fmt.Errorf("the flow %s->%s does not replicate %s: its topics and topics.exclude leave it out", f.Source, f.Target, topic)
+	}
+	ids := newTopicIDs(src)
+	if err := ids.lookup(ctx, []string{topic}); err != nil {
+		return Translation{}, fmt.Errorf("describing %s on %s: %w", topic, f.Source, err)
+	}
+	return translate(ctx, f, tr, ids, topic, partition, offset)
+}
+
+// translate translates source offset u of a partition through the index
+// of the topic's current incarnation (ids must know the topic), lowered
+// for active-active flows.
+func translate(ctx context.Context, f Flow, tr Translator, ids *topicIDs, topic string, partition int32, u int64) (Translation, error) {
+	remote := policy.CheckpointTopic(f.Policy, f.Source, f.Target, topic)
+	down, res := int64(-1), offsets.UnknownTopic
+	if d := ids.known[topic]; d.Err == nil {
+		down, res = tr.TranslateID(topic, partition, d.ID, u)
+	}
+	if r, ok := f.Reverse.remoteOf(f, topic); ok && r == remote && res.Usable() {
+		var err error
+		if down, res, err = f.Reverse.lower(ctx, f, remote, partition, u, down, res); err != nil {
+			return Translation{}, err
+		}
+	}
+	return Translation{Topic: topic, Partition: partition, Upstream: u, RemoteTopic: remote, Downstream: down, Result: res, Status: res.String()}, nil
 }
 
 // topicIDs looks up the current IDs of source topics, each once: the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,26 +33,57 @@ func newOffsetsCmd(stdout io.Writer) *cobra.Command {
 
 func newTranslateCmd(stdout io.Writer) *cobra.Command {
 	var (
-		cf       configFlags
-		group    string
-		from, to string
-		asJSON   bool
-		timeout  time.Duration
+		cf          configFlags
+		group, flow string
+		from, to    string
+		topic       string
+		partition   int32
+		offset      int64
+		asJSON      bool
+		format      string
+		timeout     time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "translate --group G --from A --to B [-c] FILE",
-		Short: "Print where a source group's committed offsets land on the target",
-		Long: `Read the committed offsets of a consumer group on the source cluster of the
-flow FROM->TO and translate each one exactly through Strait's offset index on
-the target: the printed target offset is where a consumer must start to read
-first exactly the record the group would read next on the source.`,
+		Use:   "translate (--group G | --topic T --partition P --offset O) --flow A->B [-c] FILE",
+		Short: "Print where a source group's committed offsets, or any stored offset, land on the target",
+		Long: `Translate source offsets of the flow A->B exactly through Strait's offset
+index on the target: the printed target offset is where a consumer must start
+to read first exactly the record it would read next on the source.
+
+With --group, the group's committed offsets on the source. With --topic,
+--partition and --offset, one offset a consumer keeps outside consumer groups
+(Flink, Spark, sink connectors). --format csv prints the file that
+kafka-consumer-groups.sh --reset-offsets --from-file takes on the target
+(TOPIC,PARTITION,OFFSET), and fails, printing nothing, when some partition has
+no exact translation. --from A --to B is the same as --flow A->B.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cf.resolve(cmd, args); err != nil {
 				return err
 			}
-			if group == "" || from == "" || to == "" {
-				return usageError{errors.New("--group, --from and --to are required")}
+			if flow != "" {
+				var err error
+				if from, to, err = parseFlow(flow); err != nil {
+					return err
+				}
+			}
+			if from == "" || to == "" {
+				return usageError{errors.New("name the flow with --flow A->B (or --from A --to B)")}
+			}
+			one := cmd.Flags().Changed("topic") || cmd.Flags().Changed("partition") || cmd.Flags().Changed("offset")
+			switch {
+			case group != "" && one:
+				return usageError{errors.New("give either --group or --topic, --partition and --offset, not both")}
+			case one && (topic == "" || !cmd.Flags().Changed("partition") || !cmd.Flags().Changed("offset") || partition < 0 || offset < 0):
+				return usageError{errors.New("--topic needs --partition and --offset, each a whole number from 0")}
+			case group == "" && !one:
+				return usageError{errors.New("give --group G, or --topic T --partition P --offset O")}
+			}
+			if asJSON {
+				format = "json"
+			}
+			if format != "table" && format != "json" && format != "csv" {
+				return usageError{fmt.Errorf("--format %q: use table, json or csv", format)}
 			}
 			cfg, plan, err := cf.load()
 			if err != nil {
@@ -59,14 +91,32 @@ first exactly the record the group would read next on the source.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			ts, err := translateGroup(ctx, cf.file, cfg, plan, from, to, group)
+			o, err := open(ctx, cf.file, cfg, plan, from, to, "offsets-translate")
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			defer o.Close()
+			var ts []checkpoint.Translation
+			if one {
+				t, err := checkpoint.TranslateOffset(ctx, o.srcAdm, o.translator(), o.idx, topic, partition, offset)
+				if err != nil {
+					return err
+				}
+				ts = []checkpoint.Translation{t}
+			} else if ts, err = checkpoint.TranslateGroup(ctx, o.srcAdm, o.translator(), o.idx, group); err != nil {
+				return err
+			}
+			switch format {
+			case "json":
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"group": group, "from": from, "to": to, "partitions": ts})
+				doc := map[string]any{"from": from, "to": to, "partitions": ts}
+				if group != "" {
+					doc["group"] = group
+				}
+				return enc.Encode(doc)
+			case "csv":
+				return writeResetCSV(stdout, ts)
 			}
 			printTranslations(stdout, group, from, to, ts)
 			return nil
@@ -74,22 +124,36 @@ first exactly the record the group would read next on the source.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&group, "group", "", "consumer group on the source cluster")
+	cmd.Flags().StringVar(&flow, "flow", "", "the flow, SOURCE->TARGET")
 	cmd.Flags().StringVar(&from, "from", "", "source cluster alias")
 	cmd.Flags().StringVar(&to, "to", "", "target cluster alias")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&topic, "topic", "", "source topic of a stored offset")
+	cmd.Flags().Int32Var(&partition, "partition", -1, "partition of a stored offset")
+	cmd.Flags().Int64Var(&offset, "offset", -1, "a stored source offset: the next record to read")
+	cmd.Flags().StringVar(&format, "format", "table", "output: table, json or csv (kafka-consumer-groups.sh --reset-offsets --from-file)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (--format json)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the clusters")
 	return cmd
 }
 
-// translateGroup translates a group with the flow from->to of the plan,
-// using the clients run builds for that flow.
-func translateGroup(ctx context.Context, file string, cfg *config.Config, plan *kafkaclient.Plan, from, to, group string) ([]checkpoint.Translation, error) {
-	o, err := open(ctx, file, cfg, plan, from, to, "offsets-translate")
-	if err != nil {
-		return nil, err
+// writeResetCSV writes the target topic, partition and offset of each
+// translation, as kafka-consumer-groups.sh --reset-offsets --from-file reads
+// them; it writes nothing and fails when one has no usable translation, so
+// that no partition is left out of a reset unnoticed.
+func writeResetCSV(w io.Writer, ts []checkpoint.Translation) error {
+	var bad []string
+	for _, t := range ts {
+		if !t.Result.Usable() {
+			bad = append(bad, fmt.Sprintf("%s[%d] offset %d: %s", t.Topic, t.Partition, t.Upstream, t.Status))
+		}
 	}
-	defer o.Close()
-	return checkpoint.TranslateGroup(ctx, o.srcAdm, o.translator(), o.idx, group)
+	if len(bad) > 0 {
+		return fmt.Errorf("no CSV: %d partitions have no exact translation (%s); wait until the flow copied them, or reset those by hand", len(bad), strings.Join(bad, "; "))
+	}
+	for _, t := range ts {
+		fmt.Fprintf(w, "%s,%d,%d\n", t.RemoteTopic, t.Partition, t.Downstream)
+	}
+	return nil
 }
 
 // loadReverse reads the reverse flow's offset index, on the flow's source,

@@ -809,6 +809,15 @@ func (d *Daemon) Translate(ctx context.Context, flow, group string) ([]checkpoin
 	return c.Translate(ctx, group)
 }
 
+// TranslateOffset translates one source offset through a flow's index.
+func (d *Daemon) TranslateOffset(ctx context.Context, flow, topic string, partition int32, offset int64) (checkpoint.Translation, error) {
+	c, err := d.checkpointer(flow)
+	if err != nil {
+		return checkpoint.Translation{}, err
+	}
+	return c.TranslateOffset(ctx, topic, partition, offset)
+}
+
 // latency is the flow's replication latency observer for mirror.Config,
 // nil without one.
 func (d *Daemon) latency(flow string) func(topic string, partition int32) func(float64) {
