@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/dr"
 	"strait/internal/index"
 	"strait/internal/kafkatest"
 	"strait/internal/offsets"
@@ -213,5 +215,156 @@ func TestVerifyFindsPlantedFaults(t *testing.T) {
 	q := startStrait(t, "verify", cfg, "--flow", "A->C")
 	if err := q.wait(t, time.Minute); q.cmd.ProcessState.ExitCode() != 2 || !strings.Contains(q.out.String(), "no enabled flow A->C") {
 		t.Errorf("verify --flow A->C: %v\n%s", err, q.out.String())
+	}
+}
+
+// commitOffsets commits offsets of group on c.
+func commitOffsets(t *testing.T, c *kafkatest.Cluster, group, topic string, at map[int32]int64) {
+	t.Helper()
+	offs := kadm.Offsets{}
+	for p, o := range at {
+		offs.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
+	}
+	resps, err := c.Admin(t).CommitOffsets(t.Context(), group, offs)
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// groupOffsets reads the committed offsets of group on c for topic.
+func groupOffsets(t *testing.T, c *kafkatest.Cluster, group, topic string) map[int32]int64 {
+	t.Helper()
+	resps, err := c.Admin(t).FetchOffsets(t.Context(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	resps.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil {
+			out[o.Partition] = o.At
+		}
+	})
+	return out
+}
+
+// TestFailoverMovesGroupsAndStopsTheFlow fails a running flow over: the
+// dry run changes nothing, a group active on the target is refused by
+// name, then --execute stops the flow on the running node (which lives
+// on), commits the group's exact offsets on the target and records the
+// failover, so that a second failover and a restarted node refuse.
+func TestFailoverMovesGroupsAndStopsTheFlow(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	w := &workload{topic: kafkatest.Name(t, "failover"), partitions: 2}
+	remote := "A." + w.topic
+	a.CreateTopic(t, w.topic, 2, nil)
+	w.produce(t, producer(t, a), 300)
+	group := w.topic + "-g"
+	commitOffsets(t, a, group, w.topic, map[int32]int64{0: 100, 1: 120})
+	cfg := writeConfig(t, "topics = "+w.topic+"\ngroups = "+group)
+	p := startStrait(t, "run", cfg)
+	waitCaughtUp(t, w.topic, remote, time.Minute)
+
+	dry := startStrait(t, "failover", cfg, "--flow", "A->B")
+	if err := dry.wait(t, time.Minute); err != nil || !strings.Contains(dry.out.String(), "Dry run: nothing changed") {
+		t.Fatalf("dry run: %v\n%s", err, dry.out.String())
+	}
+	if got := groupOffsets(t, b, group, remote); len(got) != 0 {
+		t.Fatalf("the dry run committed %v on B", got)
+	}
+
+	// A consumer of the group on B: refused by name, nothing changed.
+	active := b.Client(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(remote))
+	kafkatest.Eventually(t, time.Minute, func() error {
+		active.PollRecords(t.Context(), 1)
+		d, err := b.Admin(t).DescribeGroups(t.Context(), group)
+		if err != nil {
+			return err
+		}
+		if len(d[group].Members) == 0 {
+			return fmt.Errorf("the consumer has not joined %s yet", group)
+		}
+		return nil
+	})
+	refused := startStrait(t, "failover", cfg, "--flow", "A->B", "--execute")
+	err := refused.wait(t, time.Minute)
+	if refused.cmd.ProcessState.ExitCode() != 2 || !strings.Contains(refused.out.String(), "groups active on B: "+group+" (1 members") {
+		t.Fatalf("failover with an active group: %v\n%s", err, refused.out.String())
+	}
+	active.Close()
+	if got := groupOffsets(t, b, group, remote); len(got) != 0 {
+		t.Fatalf("the refused failover committed %v on B", got)
+	}
+
+	report := t.TempDir() + "/failover.json"
+	exec := startStrait(t, "failover", cfg, "--flow", "A->B", "--execute", "--report", report)
+	if err := exec.wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("failover: %v\n%s", err, exec.out.String())
+	}
+	t.Logf("failover:\n%s", exec.out.String())
+	// One writer and no gaps: the translated offsets equal the source's.
+	if got := groupOffsets(t, b, group, remote); got[0] != 100 || got[1] != 120 {
+		t.Errorf("group offsets on B after the failover: %v, want 100 and 120", got)
+	}
+	var rep failoverDoc
+	readJSON(t, report, &rep)
+	if len(rep.Groups) != 2 || rep.Groups[0].After != 100 || rep.Groups[1].After != 120 || !rep.SourceReachable {
+		t.Errorf("report: %+v", rep)
+	}
+	// The node stopped the flow and lives on.
+	if !strings.Contains(p.out.String(), "stopping the flow: strait failover moved its consumers") {
+		t.Errorf("the running node did not stop the flow:\n%s", p.out.String())
+	}
+	select {
+	case <-p.done:
+		t.Fatalf("the node exited after the failover: %v", p.err)
+	default:
+	}
+	if err := p.stop(t, syscall.SIGTERM, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	again := startStrait(t, "failover", cfg, "--flow", "A->B", "--execute")
+	if err := again.wait(t, time.Minute); again.cmd.ProcessState.ExitCode() != 2 || !strings.Contains(again.out.String(), "was already failed over") {
+		t.Errorf("a second failover: %v\n%s", err, again.out.String())
+	}
+	restart := startStrait(t, "run", cfg)
+	if err := restart.wait(t, time.Minute); err == nil || !strings.Contains(restart.out.String(), "every enabled flow was failed over") {
+		t.Errorf("a node started after the failover: %v\n%s", err, restart.out.String())
+	}
+	clearFailover(t, "A->B")
+}
+
+// failoverDoc is failover's JSON report.
+type failoverDoc struct {
+	SourceReachable bool `json:"source_reachable"`
+	Groups          []struct {
+		Group     string `json:"group"`
+		Partition int32  `json:"partition"`
+		Committed int64  `json:"source_committed"`
+		Before    int64  `json:"target_before"`
+		After     int64  `json:"target_after"`
+	} `json:"groups"`
+}
+
+func readJSON(t *testing.T, path string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
+	}
+}
+
+// clearFailover clears a flow's failover state on B, for the tests after.
+func clearFailover(t *testing.T, flow string) {
+	t.Helper()
+	cl := env.Clusters[1].Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := dr.Clear(t.Context(), cl, flow); err != nil {
+		t.Fatal(err)
 	}
 }

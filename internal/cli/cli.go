@@ -77,6 +77,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newDemoCmd(stdout, stderr),
 		newOffsetsCmd(stdout),
 		newVerifyCmd(stdout, stderr),
+		newFailoverCmd(stdout, stderr),
 		newStatusCmd(stdout),
 		newVersionCmd(stdout),
 		newImportCmd(stdout, stderr),

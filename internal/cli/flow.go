@@ -32,7 +32,8 @@ type openFlow struct {
 	srcRead *kgo.Client // tail.ClientOpts: read_committed, markers kept
 	dstRead *kgo.Client
 	idx     index.Map
-	reverse *checkpoint.Reverse // active-active, else nil
+	reverse *checkpoint.Reverse // active-active, else nil (see loadReverse)
+	id      kafkaclient.Identity
 	closers []func()
 }
 
@@ -45,7 +46,9 @@ func parseFlow(s string) (from, to string, err error) {
 	return from, to, nil
 }
 
-// open opens the flow from->to of plan; role names its clients.
+// open opens the flow from->to of plan; role names its clients. It reads
+// only the target: call loadReverse for an active-active flow's
+// translations, which read the source.
 func open(ctx context.Context, file string, cfg *config.Config, plan *kafkaclient.Plan, from, to, role string) (*openFlow, error) {
 	fp := plan.Flow(from, to)
 	if fp == nil || !fp.Replicates {
@@ -95,11 +98,18 @@ func open(ctx context.Context, file string, cfg *config.Config, plan *kafkaclien
 	if o.idx, err = index.Load(ctx, o.dstRead, index.TopicName(o.fc.Source)); err != nil {
 		return nil, fmt.Errorf("reading the offset index on %s: %w", o.fc.Target, err)
 	}
-	if o.reverse, err = loadReverse(ctx, cfg, fp, id, quiet, o.dstAdm); err != nil {
-		return nil, err
-	}
+	o.id = id
 	ok = true
 	return o, nil
+}
+
+// loadReverse reads the reverse flow's offset index, on the flow's source,
+// for an active-active flow (see the function loadReverse); it needs the
+// source.
+func (o *openFlow) loadReverse(ctx context.Context) error {
+	var err error
+	o.reverse, err = loadReverse(ctx, o.cfg, o.fp, o.id, slog.New(slog.DiscardHandler), o.dstAdm)
+	return err
 }
 
 // Close closes the flow's clients.

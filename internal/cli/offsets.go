@@ -96,6 +96,9 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 				return err
 			}
 			defer o.Close()
+			if err := o.loadReverse(ctx); err != nil {
+				return err
+			}
 			var ts []checkpoint.Translation
 			if one {
 				t, err := checkpoint.TranslateOffset(ctx, o.srcAdm, o.translator(), o.idx, topic, partition, offset)

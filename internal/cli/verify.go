@@ -77,6 +77,9 @@ copy is complete and exact up to the offsets reported, 1 when it is not.`,
 						return err
 					}
 					defer o.Close()
+					if err := o.loadReverse(ctx); err != nil {
+						return err
+					}
 					vf := o.verifyFlow(topicRE, groupRE, from)
 					if showProgress {
 						vf.Progress = newProgress(stderr, "verifying "+name)

@@ -116,6 +116,9 @@ type flow struct {
 	// control is the control duty running now (replicating flows; the
 	// share's loop starts and stops it).
 	control *controlDuty
+	// drReader reads and follows the flow's failover state (package dr)
+	// on its target; nil for a heartbeat-only pair.
+	drReader *kgo.Client
 }
 
 // controlDuty is the control-plane components of a replicating flow while
@@ -221,6 +224,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	flows, follow, err := d.withoutFailedOver(ctx, flows)
+	if err != nil {
+		return err
+	}
 	d.mu.Lock()
 	d.flows = flows
 	d.mu.Unlock()
@@ -255,6 +262,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	for _, f := range flows {
 		name := "flow " + f.cfg.Name()
+		// Each flow stops alone when a failover marks it (watchFailover),
+		// the control plane first as at shutdown.
+		ctlCtx, stopFlowCtl := context.WithCancel(ctlCtx)
+		dataCtx, stopFlowData := context.WithCancel(dataCtx)
+		defer stopFlowCtl()
+		defer stopFlowData()
+		if f.drReader != nil {
+			ctl.Go(func() {
+				d.watchFailover(ctlCtx, f, follow[f], func() { stopFlowCtl(); stopFlowData() })
+			})
+		}
 		if f.topics != nil {
 			runner(&ctl, ctlCtx, name+": topics", f.topics.Run)
 		}
@@ -527,6 +545,9 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return err
 	}
 	f.replicates = true
+	if f.drReader, err = b.client(b.p.TargetConsumer, "failover-state-target-consumer", tail.ClientOpts()...); err != nil {
+		return err
+	}
 	f.mirrorClients = mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter,
 		// The fast path's lanes close their clients at the end of every
 		// forwarder run: each needs a SASL login of its own.
