@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"strait/internal/switchover"
 )
 
 // Exit codes.
@@ -55,6 +57,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	var ue usageError
+	var refused switchover.Refusal
+	if errors.As(err, &refused) {
+		return ExitUsage // the error says what changed: nothing
+	}
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
 		// One line, never the whole help: the error is what to read.
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

@@ -6,20 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kadm"
 
 	"strait/internal/checkpoint"
-	"strait/internal/config"
-	"strait/internal/daemon"
-	"strait/internal/index"
-	"strait/internal/kafkaclient"
-	"strait/internal/tail"
 )
 
 func newOffsetsCmd(stdout io.Writer) *cobra.Command {
@@ -96,17 +89,17 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 				return err
 			}
 			defer o.Close()
-			if err := o.loadReverse(ctx); err != nil {
+			if err := o.LoadReverse(ctx); err != nil {
 				return err
 			}
 			var ts []checkpoint.Translation
 			if one {
-				t, err := checkpoint.TranslateOffset(ctx, o.srcAdm, o.translator(), o.idx, topic, partition, offset)
+				t, err := checkpoint.TranslateOffset(ctx, o.SourceAdmin, o.Translator(), o.Index, topic, partition, offset)
 				if err != nil {
 					return err
 				}
 				ts = []checkpoint.Translation{t}
-			} else if ts, err = checkpoint.TranslateGroup(ctx, o.srcAdm, o.translator(), o.idx, group); err != nil {
+			} else if ts, err = checkpoint.TranslateGroup(ctx, o.SourceAdmin, o.Translator(), o.Index, group); err != nil {
 				return err
 			}
 			switch format {
@@ -157,27 +150,6 @@ func writeResetCSV(w io.Writer, ts []checkpoint.Translation) error {
 		fmt.Fprintf(w, "%s,%d,%d\n", t.RemoteTopic, t.Partition, t.Downstream)
 	}
 	return nil
-}
-
-// loadReverse reads the reverse flow's offset index, on the flow's source,
-// when the flow is active-active and topics may come back under their own
-// names (daemon.ReversePolicy), as run's checkpoints follow it.
-func loadReverse(ctx context.Context, cfg *config.Config, fp *kafkaclient.FlowPlan, id kafkaclient.Identity, log *slog.Logger, tgt *kadm.Client) (*checkpoint.Reverse, error) {
-	fc := fp.Flow
-	pol, err := daemon.ReversePolicy(cfg, fc)
-	if pol == nil || err != nil {
-		return nil, err
-	}
-	cl, err := fp.SourceConsumer.New(id, log, tail.ClientOpts()...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	m, err := index.Load(ctx, cl, index.TopicName(fc.Target))
-	if err != nil {
-		return nil, fmt.Errorf("reading the offset index of the reverse flow %s->%s on %s: %w", fc.Target, fc.Source, fc.Source, err)
-	}
-	return &checkpoint.Reverse{Policy: pol, Index: checkpoint.LoadedIndex(m), TargetAdmin: tgt}, nil
 }
 
 func printTranslations(w io.Writer, group, from, to string, ts []checkpoint.Translation) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"strait/internal/daemon"
+	"strait/internal/flowconn"
 	"strait/internal/kafkaclient"
 	"strait/internal/verify"
 )
@@ -77,10 +77,10 @@ copy is complete and exact up to the offsets reported, 1 when it is not.`,
 						return err
 					}
 					defer o.Close()
-					if err := o.loadReverse(ctx); err != nil {
+					if err := o.LoadReverse(ctx); err != nil {
 						return err
 					}
-					vf := o.verifyFlow(topicRE, groupRE, from)
+					vf := verifyFlow(o, topicRE, groupRE, from)
 					if showProgress {
 						vf.Progress = newProgress(stderr, "verifying "+name)
 					}
@@ -128,22 +128,21 @@ copy is complete and exact up to the offsets reported, 1 when it is not.`,
 
 // verifyFlow is the verify.Flow of o, narrowed to the topics and groups the
 // expressions match in full (nil: all).
-func (o *openFlow) verifyFlow(topics, groups *regexp.Regexp, since time.Time) verify.Flow {
-	every := o.fc.EmitCheckpointsInterval
-	if !o.fc.EmitCheckpointsEnabled {
+func verifyFlow(o *flowconn.Conn, topics, groups *regexp.Regexp, since time.Time) verify.Flow {
+	fc := o.Flow
+	every := fc.EmitCheckpointsInterval
+	if !fc.EmitCheckpointsEnabled {
 		every = 0
 	}
 	return verify.Flow{
-		Name: o.fc.Name(), Source: o.fc.Source, Target: o.fc.Target,
-		SourceAdmin: o.srcAdm, TargetAdmin: o.dstAdm, SourceReader: o.srcRead, TargetReader: o.dstRead,
-		Index: o.idx, Translate: o.translator(),
-		Topics: func(t string) bool { return o.replicates(t) && matches(topics, t) },
-		Groups: func(g string) bool {
-			return o.groups.Accepts(g) && matches(groups, g) && !daemon.IsProgressGroup(o.cfg, g)
-		},
-		CheckpointsTopic: o.pol.CheckpointsTopic(o.fc.Source),
+		Name: fc.Name(), Source: fc.Source, Target: fc.Target,
+		SourceAdmin: o.SourceAdmin, TargetAdmin: o.TargetAdmin, SourceReader: o.SourceReader, TargetReader: o.TargetReader,
+		Index: o.Index, Translate: o.Translator(),
+		Topics:           func(t string) bool { return o.Replicates(t) && matches(topics, t) },
+		Groups:           func(g string) bool { return o.SelectedGroup(groups, g) },
+		CheckpointsTopic: o.Policy.CheckpointsTopic(fc.Source),
 		CheckpointsEvery: every,
-		ActiveActive:     o.reverse != nil,
+		ActiveActive:     o.Reverse != nil,
 		Since:            since,
 	}
 }
