@@ -30,9 +30,9 @@ func client(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	return kafkatest.FakeClient(t, c, opts...)
 }
 
-// TestEmitResults checks which translations become checkpoints: exact and
-// rounded-down ones (a consumer re-reads, never skips), never one through
-// another incarnation's index.
+// TestEmitResults checks which translations become checkpoints: exact,
+// rounded-down and ahead-of-the-copy ones (a consumer re-reads, never
+// skips), never one through another incarnation's index.
 func TestEmitResults(t *testing.T) {
 	_, srcCluster, id := fakeSourceCluster(t) // group g at 50 on orders[0]
 	tp := index.TP{Topic: "orders", Partition: 0}
@@ -55,6 +55,9 @@ func TestEmitResults(t *testing.T) {
 	}{
 		{name: "exact", part: offsets.Restore([]offsets.Segment{{Src: 0, Tgt: 1000, Len: 100}}, 100, 0), id: id, want: 1050},
 		{name: "rounded down", part: bounded, id: id, want: func() int64 { d, _ := bounded.Translate(50); return d }()},
+		// The group reads on the source ahead of the copy (a consumer
+		// that keeps up): it resumes after the last copied record.
+		{name: "ahead of the copy", part: offsets.Restore([]offsets.Segment{{Src: 0, Tgt: 1000, Len: 40}}, 40, 0), id: id, want: 1040},
 		{name: "other incarnation", part: offsets.Restore([]offsets.Segment{{Src: 0, Tgt: 1000, Len: 100}}, 100, 0), id: [16]byte{9}, want: -1},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"strait/internal/checkpoint"
+	"strait/internal/offsets"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -164,5 +167,22 @@ func TestCheckAndRunWarnAboutSettingsNotHonoured(t *testing.T) {
 	var runOut, runErr bytes.Buffer
 	if code := Main(ctx, []string{"run", file}, &runOut, &runErr); code != ExitOK || !strings.Contains(runErr.String(), strings.ReplaceAll(want, `"`, `\"`)) {
 		t.Errorf("run: exit %d, want the warning %q in the log:\n%s", code, want, runErr.String())
+	}
+}
+
+// TestResetCSVRefusesUntranslatedPartitions: kafka-consumer-groups.sh
+// resets exactly the partitions the file names, so a partition without a
+// translation fails the whole file rather than being left out.
+func TestResetCSVRefusesUntranslatedPartitions(t *testing.T) {
+	ok := checkpoint.Translation{Topic: "orders", RemoteTopic: "A.orders", Partition: 0, Upstream: 5, Downstream: 7, Result: offsets.Exact}
+	var b strings.Builder
+	if err := writeResetCSV(&b, []checkpoint.Translation{ok}); err != nil || b.String() != "A.orders,0,7\n" {
+		t.Fatalf("writeResetCSV = %q, %v", b.String(), err)
+	}
+	before := checkpoint.Translation{Topic: "orders", RemoteTopic: "A.orders", Partition: 1, Upstream: 3, Downstream: -1, Result: offsets.BeforeStart, Status: offsets.BeforeStart.String()}
+	b.Reset()
+	err := writeResetCSV(&b, []checkpoint.Translation{ok, before})
+	if err == nil || b.Len() != 0 || !strings.Contains(err.Error(), "orders[1] offset 3: before the first replicated record") {
+		t.Fatalf("writeResetCSV with an untranslated partition = %q, %v", b.String(), err)
 	}
 }

@@ -94,8 +94,8 @@ func TestIncarnations(t *testing.T) {
 			want: []tr{
 				{u: 45, want: 45},
 				{u: 50, want: 50},
-				{u: 60, want: -1, wantRes: offsets.NotCopiedYet},
-				{u: 99, want: -1, wantRes: offsets.NotCopiedYet},
+				{u: 60, want: 50, wantRes: offsets.Ahead},
+				{u: 99, want: 50, wantRes: offsets.Ahead},
 			},
 		},
 		{
@@ -174,8 +174,8 @@ func TestReaderDropsOldIncarnation(t *testing.T) {
 		t.Fatalf("old incarnation: Translate(500) = %d, %v", got, res)
 	}
 	add(rec{id: idNew, seg: offsets.Segment{Src: 0, Tgt: 1000, Len: 10}, cov: 10, strt: 0})
-	if got, res := r.Translate(tp.Topic, tp.Partition, 500); res != offsets.NotCopiedYet {
-		t.Fatalf("new incarnation: Translate(500) = %d, %v; want %v", got, res, offsets.NotCopiedYet)
+	if got, res := r.Translate(tp.Topic, tp.Partition, 500); got != 1010 || res != offsets.Ahead {
+		t.Fatalf("new incarnation: Translate(500) = %d, %v; want 1010, %v", got, res, offsets.Ahead)
 	}
 	if got, res := r.Translate(tp.Topic, tp.Partition, 5); got != 1005 || res != offsets.Exact {
 		t.Fatalf("new incarnation: Translate(5) = %d, %v", got, res)

@@ -24,7 +24,8 @@
 // return next: inside a segment, u shifted; in a gap between segments (only
 // uncopyable offsets), the start of the next segment; at or past the last
 // segment but not beyond Covered, the target position after the last copied
-// record; between Start (where replication of the partition began) and the
+// record (beyond Covered too, but then the answer is Ahead: see Result);
+// between Start (where replication of the partition began) and the
 // first segment, the first segment's start. Offsets before Start (or before
 // the first segment when Start is unknown) or beyond Covered have no exact
 // answer and are reported as such, never guessed.
@@ -420,11 +421,18 @@ const (
 	// rounded down. A consumer starting there reads some records again
 	// but never skips one: safe to commit or checkpoint.
 	Rounded
+	// Ahead: the offset is beyond what was copied (a consumer on the
+	// source that keeps up reads records before they are copied). The
+	// answer is the target position after the last copied record: every
+	// copy before it holds a record the consumer read. Records copied
+	// later, up to the offset, it reads again; none it skips. When the
+	// source is lost, it is where the consumer must resume.
+	Ahead
 )
 
 // Usable reports whether the result carries a target offset a consumer
 // can start at without skipping a record: Exact or Rounded.
-func (r Result) Usable() bool { return r == Exact || r == Rounded }
+func (r Result) Usable() bool { return r == Exact || r == Rounded || r == Ahead }
 
 func (r Result) String() string {
 	switch r {
@@ -432,14 +440,14 @@ func (r Result) String() string {
 		return "exact"
 	case BeforeStart:
 		return "before the first replicated record"
-	case NotCopiedYet:
-		return "not replicated yet"
 	case OtherIncarnation:
 		return "the index holds another incarnation of the source topic"
 	case UnknownTopic:
 		return "the source topic is unknown"
 	case Rounded:
 		return "not exact: rounded down to an earlier position (some records are read again)"
+	case Ahead:
+		return "ahead of the copy: after the last copied record (records copied later, up to the offset, are read again)"
 	default:
 		return "nothing replicated"
 	}
@@ -474,7 +482,7 @@ func (p *Partition) Translate(u int64) (int64, Result) {
 	if u <= p.covered {
 		return last.TgtEnd(), Exact
 	}
-	return -1, NotCopiedYet
+	return last.TgtEnd(), Ahead
 }
 
 // Prune drops segments that end at or below the source log start: no

@@ -27,7 +27,7 @@ func TestTranslateTable(t *testing.T) {
 		{name: "between the start and the first record", start: 90, acks: []ack{{100, 0, 50}}, u: 95, want: 0},
 		{name: "before the start", start: 90, acks: []ack{{100, 0, 50}}, u: 89, want: -1, wantRes: BeforeStart},
 		{name: "at the end of what was copied", acks: []ack{{100, 0, 50}}, u: 150, want: 50},
-		{name: "beyond what was copied", acks: []ack{{100, 0, 50}}, u: 151, want: -1, wantRes: NotCopiedYet},
+		{name: "beyond what was copied", acks: []ack{{100, 0, 50}}, u: 151, want: 50, wantRes: Ahead},
 		{name: "beyond copied but covered by markers", acks: []ack{{100, 0, 50}}, cover: 153, u: 153, want: 50},
 		{name: "compaction hole", acks: []ack{{10, 0, 1}, {12, 1, 1}}, u: 11, want: 1},
 		{name: "transaction marker gap", acks: []ack{{0, 0, 5}, {6, 5, 5}}, u: 5, want: 5},
