@@ -124,3 +124,13 @@ func firstUnread(segs []offsets.Segment, covered, u int64) int64 {
 	}
 	return s.Src + max(0, u-s.Tgt)
 }
+
+// FirstUnread inverts a flow's map of a partition (p, not empty) at a
+// target offset t that a group on the target would read next: the source
+// offset of the first record whose copy is at or after t, so that a
+// consumer moved back to the source reads first what it has not read on
+// the target. Inside a coarse segment it rounds down (reads again, never
+// skips); past every copy it is the coverage.
+func FirstUnread(p *offsets.Partition, t int64) int64 {
+	return firstUnread(p.Segments(), p.Covered(), t)
+}

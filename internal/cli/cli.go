@@ -84,6 +84,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newOffsetsCmd(stdout),
 		newVerifyCmd(stdout, stderr),
 		newFailoverCmd(stdout, stderr),
+		newFailbackCmd(stdout, stderr),
+		newDrillCmd(stdout, stderr),
 		newStatusCmd(stdout),
 		newVersionCmd(stdout),
 		newImportCmd(stdout, stderr),

@@ -48,6 +48,9 @@ type State struct {
 	Copied []Copied `json:"copied"`
 	// Groups are the groups the failover moved.
 	Groups []string `json:"groups,omitempty"`
+	// Fenced are the source topics the failover fenced with DENY WRITE
+	// ACLs; the failback removes them.
+	Fenced []string `json:"fenced,omitempty"`
 }
 
 // Copied is how far a source partition was copied when the flow stopped.

@@ -193,7 +193,7 @@ func TestJavaProgramUnknown(t *testing.T) {
 		program string
 		wantErr string
 	}{
-		{name: "unknown", program: "NoSuchProgram", wantErr: `no embedded Java program "NoSuchProgram": the programs are MirrorClientProbe`},
+		{name: "unknown", program: "NoSuchProgram", wantErr: `no embedded Java program "NoSuchProgram": the programs are DrillConsumer, MirrorClientProbe`},
 		{name: "path", program: "../java", wantErr: `no embedded Java program "../java"`},
 	}
 	// The script is never run: the name is checked first.

@@ -55,6 +55,10 @@ type Options struct {
 	GateTimeout   time.Duration
 	StopTimeout   time.Duration
 	SourceTimeout time.Duration
+	// SourceLost fails over as if the source were unreachable, from what
+	// the target holds (strait drill's disaster, on a source that is in
+	// fact up).
+	SourceLost bool
 	// Out gets the plan and the tables, Log the progress lines.
 	Out, Log io.Writer
 }
@@ -174,6 +178,9 @@ func (f *failover) run(ctx context.Context) error {
 		return err
 	}
 	st := dr.State{Flow: name, Phase: dr.FailedOver, At: time.Now().UTC(), SourceClusterID: f.sourceID, TargetClusterID: f.targetID}
+	if f.opts.Fence {
+		st.Fenced = f.fencedTopics()
+	}
 	for _, p := range f.partLag {
 		st.Copied = append(st.Copied, p.Copied)
 	}
@@ -204,6 +211,10 @@ func (f *failover) run(ctx context.Context) error {
 
 // probeSource finds out whether the source answers.
 func (f *failover) probeSource(ctx context.Context) {
+	if f.opts.SourceLost {
+		f.say("Taking the source %s for lost: failing over from what the target holds.", f.o.Flow.Source)
+		return
+	}
 	pctx, cancel := context.WithTimeout(ctx, f.opts.SourceTimeout)
 	defer cancel()
 	id, err := clusterID(pctx, f.o.SourceAdmin)
@@ -407,8 +418,13 @@ func (f *failover) targetOffsets(ctx context.Context, groups []string) (map[stri
 // the target: committing under a running consumer would be overwritten by
 // it, or move it under its feet.
 func (f *failover) refuseActive(ctx context.Context) error {
+	return refuseActive(ctx, f.o.TargetAdmin, f.o.Flow.Target, f.moves)
+}
+
+// refuseActive fails when a group of moves has members on cluster.
+func refuseActive(ctx context.Context, adm *kadm.Client, cluster string, moves []groupMove) error {
 	var groups []string
-	for _, m := range f.moves {
+	for _, m := range moves {
 		if !slices.Contains(groups, m.Group) {
 			groups = append(groups, m.Group)
 		}
@@ -416,9 +432,9 @@ func (f *failover) refuseActive(ctx context.Context) error {
 	if len(groups) == 0 {
 		return nil
 	}
-	described, err := f.o.TargetAdmin.DescribeGroups(ctx, groups...)
+	described, err := adm.DescribeGroups(ctx, groups...)
 	if err != nil {
-		return fmt.Errorf("describing the groups on %s: %w", f.o.Flow.Target, err)
+		return fmt.Errorf("describing the groups on %s: %w", cluster, err)
 	}
 	var active []string
 	for _, g := range described.Sorted() {
@@ -432,7 +448,7 @@ func (f *failover) refuseActive(ctx context.Context) error {
 		active = append(active, fmt.Sprintf("%s (%d members: %s)", g.Group, len(g.Members), strings.Join(who, ", ")))
 	}
 	if len(active) > 0 {
-		return Refusal{fmt.Errorf("groups active on %s: %s; stop their consumers on %s first, or leave the groups out with --groups; nothing changed", f.o.Flow.Target, strings.Join(active, "; "), f.o.Flow.Target)}
+		return Refusal{fmt.Errorf("groups active on %s: %s; stop their consumers on %s first, or leave the groups out with --groups; nothing changed", cluster, strings.Join(active, "; "), cluster)}
 	}
 	return nil
 }
@@ -440,9 +456,19 @@ func (f *failover) refuseActive(ctx context.Context) error {
 // gate waits until the copy is complete, or what is missing is younger
 // than --max-rpo.
 func (f *failover) gate(ctx context.Context) error {
-	deadline := time.Now().Add(f.opts.GateTimeout)
+	if err := gate(ctx, f.o, f.opts.MaxRPO, f.opts.GateTimeout, "the failback's orphans", f.say); err != nil {
+		return err
+	}
+	return f.planPartitions(ctx)
+}
+
+// gate waits until o copied every record of its source, or until those
+// not copied were written less than maxRPO ago (then they become what
+// lost names), reading o's index again each second, for at most timeout.
+func gate(ctx context.Context, o *flowconn.Conn, maxRPO, timeout time.Duration, lost string, say func(string, ...any)) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		lag, oldest, err := f.lag(ctx)
+		lag, oldest, err := lagOf(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -452,71 +478,68 @@ func (f *failover) gate(ctx context.Context) error {
 		}
 		switch {
 		case lag == 0:
-			f.say("Gate: every record on %s is copied.", f.o.Flow.Source)
+			say("Gate: every record on %s is copied to %s.", o.Flow.Source, o.Flow.Target)
 			return nil
-		case f.opts.MaxRPO > 0 && !oldest.IsZero() && age <= f.opts.MaxRPO:
-			f.say("Gate: %d records not copied, the oldest written %s ago, within --max-rpo %s: they will be the failback's orphans.", lag, age.Round(time.Millisecond), f.opts.MaxRPO)
+		case maxRPO > 0 && !oldest.IsZero() && age <= maxRPO:
+			say("Gate: %d records on %s not copied, the oldest written %s ago, within --max-rpo %s: they will be %s.", lag, o.Flow.Source, age.Round(time.Millisecond), maxRPO, lost)
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("gate: %d records on %s are still not copied after %s (the oldest written %s ago); is strait run copying the flow? Raise --gate-timeout, or accept the loss with --max-rpo; nothing changed", lag, f.o.Flow.Source, f.opts.GateTimeout, age.Round(time.Second))
+			return fmt.Errorf("gate: %d records on %s are still not copied to %s after %s (the oldest written %s ago); is strait run copying the flow %s? Raise --gate-timeout, or accept the loss with --max-rpo; nothing changed", lag, o.Flow.Source, o.Flow.Target, timeout, age.Round(time.Second), o.Flow.Name())
 		}
-		f.say("Gate: waiting for %d records not copied yet (the oldest written %s ago)", lag, age.Round(time.Millisecond))
+		say("Gate: waiting for %d records on %s not copied yet (the oldest written %s ago)", lag, o.Flow.Source, age.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(time.Second):
 		}
-		if f.o.Index, err = index.Load(ctx, f.o.TargetReader, index.TopicName(f.o.Flow.Source)); err != nil {
-			return fmt.Errorf("reading the offset index on %s: %w", f.o.Flow.Target, err)
-		}
-		if err := f.planPartitions(ctx); err != nil {
-			return err
+		if o.Index, err = index.Load(ctx, o.TargetReader, index.TopicName(o.Flow.Source)); err != nil {
+			return fmt.Errorf("reading the offset index on %s: %w", o.Flow.Target, err)
 		}
 	}
 }
 
-// lag sums the records not copied (counting offsets) and finds the oldest
-// of them.
-func (f *failover) lag(ctx context.Context) (records int64, oldest time.Time, err error) {
-	topics, err := f.o.SourceAdmin.ListTopics(ctx)
+// lagOf sums the records on o's source that o has not copied (counting
+// offsets), and finds when the oldest of them was written.
+func lagOf(ctx context.Context, o *flowconn.Conn) (records int64, oldest time.Time, err error) {
+	topics, err := o.SourceAdmin.ListTopics(ctx)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("listing the topics of %s: %w", f.o.Flow.Source, err)
+		return 0, time.Time{}, fmt.Errorf("listing the topics of %s: %w", o.Flow.Source, err)
 	}
 	var names []string
 	for _, t := range topics.Sorted() {
-		if !t.IsInternal && f.o.Replicates(t.Topic) {
+		if !t.IsInternal && o.Replicates(t.Topic) {
 			names = append(names, t.Topic)
 		}
 	}
 	if len(names) == 0 {
 		return 0, time.Time{}, nil
 	}
-	ends, err := f.o.SourceAdmin.ListCommittedOffsets(ctx, names...)
+	ends, err := o.SourceAdmin.ListCommittedOffsets(ctx, names...)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("listing the end offsets of %s: %w", f.o.Flow.Source, err)
+		return 0, time.Time{}, fmt.Errorf("listing the end offsets of %s: %w", o.Flow.Source, err)
 	}
-	starts, err := f.o.SourceAdmin.ListStartOffsets(ctx, names...)
+	starts, err := o.SourceAdmin.ListStartOffsets(ctx, names...)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("listing the start offsets of %s: %w", f.o.Flow.Source, err)
+		return 0, time.Time{}, fmt.Errorf("listing the start offsets of %s: %w", o.Flow.Source, err)
 	}
 	var listed []kadm.ListedOffset
 	ends.Each(func(o kadm.ListedOffset) { listed = append(listed, o) })
 	for _, e := range listed {
 		if e.Err != nil {
-			return 0, time.Time{}, fmt.Errorf("listing the end of %s[%d] on %s: %w", e.Topic, e.Partition, f.o.Flow.Source, e.Err)
+			return 0, time.Time{}, fmt.Errorf("listing the end of %s[%d] on %s: %w", e.Topic, e.Partition, o.Flow.Source, e.Err)
 		}
 		from := int64(0)
 		if s, ok := starts.Lookup(e.Topic, e.Partition); ok {
 			from = s.Offset
 		}
-		if p := f.o.Index.Parts[index.TP{Topic: e.Topic, Partition: e.Partition}]; p != nil {
+		if p := o.Index.Parts[index.TP{Topic: e.Topic, Partition: e.Partition}]; p != nil {
 			from = max(from, p.Covered())
 		}
 		if e.Offset <= from {
 			continue
 		}
 		records += e.Offset - from
-		if t := firstRecordTime(ctx, f.o.SourceReader, e.Topic, e.Partition, from, e.Offset); t != nil && (oldest.IsZero() || t.Before(oldest)) {
+		if t := firstRecordTime(ctx, o.SourceReader, e.Topic, e.Partition, from, e.Offset); t != nil && (oldest.IsZero() || t.Before(oldest)) {
 			oldest = *t
 		}
 	}
@@ -540,13 +563,20 @@ func firstRecordTime(ctx context.Context, cl *kgo.Client, topic string, partitio
 }
 
 // fenceACLs are the DENY WRITE bindings fencing the source topics.
-func (f *failover) fenceACLs() *kadm.ACLBuilder {
+func (f *failover) fenceACLs() *kadm.ACLBuilder { return fenceACLs(f.fencedTopics()) }
+
+func (f *failover) fencedTopics() []string {
 	var topics []string
 	for _, p := range f.partLag {
 		if !slices.Contains(topics, p.Topic) {
 			topics = append(topics, p.Topic)
 		}
 	}
+	return topics
+}
+
+// fenceACLs are DENY WRITE bindings for every principal on topics.
+func fenceACLs(topics []string) *kadm.ACLBuilder {
 	return kadm.NewACLs().Topics(topics...).ResourcePatternType(kadm.ACLPatternLiteral).Deny("User:*").DenyHosts("*").Operations(kadm.OpWrite)
 }
 
@@ -644,8 +674,13 @@ func ensureStateTopic(ctx context.Context, o *flowconn.Conn) error {
 
 // commit commits each group's translated offsets on the target.
 func (f *failover) commit(ctx context.Context) error {
+	return commitMoves(ctx, f.o.TargetAdmin, f.o.Flow.Target, f.moves)
+}
+
+// commitMoves commits each move's After offset on cluster.
+func commitMoves(ctx context.Context, adm *kadm.Client, cluster string, moves []groupMove) error {
 	byGroup := map[string]kadm.Offsets{}
-	for _, m := range f.moves {
+	for _, m := range moves {
 		if m.After < 0 {
 			continue
 		}
@@ -656,12 +691,12 @@ func (f *failover) commit(ctx context.Context) error {
 		offs.Add(kadm.Offset{Topic: m.Remote, Partition: m.Partition, At: m.After, LeaderEpoch: -1})
 	}
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
-		resps, err := f.o.TargetAdmin.CommitOffsets(ctx, g, byGroup[g])
+		resps, err := adm.CommitOffsets(ctx, g, byGroup[g])
 		if err == nil {
 			err = resps.Error()
 		}
 		if err != nil {
-			return fmt.Errorf("committing the offsets of group %q on %s: %w", g, f.o.Flow.Target, err)
+			return fmt.Errorf("committing the offsets of group %q on %s: %w", g, cluster, err)
 		}
 	}
 	return nil
@@ -707,14 +742,18 @@ func (f *failover) printPlan() {
 	f.printMoves()
 }
 
-func (f *failover) printMoves() {
-	if len(f.moves) == 0 {
-		fmt.Fprintln(f.out, "     (no group to move)")
+func (f *failover) printMoves() { printMoves(f.out, f.moves, f.o.Flow.Source, f.o.Flow.Target) }
+
+// printMoves prints the before/after table of moves from cluster from to
+// cluster to.
+func printMoves(w io.Writer, moves []groupMove, from, to string) {
+	if len(moves) == 0 {
+		fmt.Fprintln(w, "     (no group to move)")
 		return
 	}
-	tw := tabwriter.NewWriter(f.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "GROUP\tTOPIC\tPARTITION\t%s COMMITTED\t%s BEFORE\t%s AFTER\tSTATUS\n", f.o.Flow.Source, f.o.Flow.Target, f.o.Flow.Target)
-	for _, m := range f.moves {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "GROUP\tTOPIC\tPARTITION\t%s COMMITTED\t%s BEFORE\t%s AFTER\tSTATUS\n", from, to, to)
+	for _, m := range moves {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", m.Group, m.Remote, m.Partition, m.Committed, offsetOrDash(m.Before), offsetOrDash(m.After), m.Status)
 	}
 	tw.Flush()
