@@ -26,8 +26,17 @@ type Reverse struct {
 	// source cluster: offsets of R on the target to offsets of T.
 	Index ReverseIndex
 	// TargetAdmin lists log starts on this flow's target, where a
-	// translation is rounded down to when Index holds nothing for R.
+	// translation is rounded down to when Index holds nothing for R and
+	// the reverse flow's progress is unknown.
 	TargetAdmin *kadm.Client
+	// SourceAdmin and Group read the reverse flow's committed progress
+	// (its progress group, on this flow's source): how far it read R.
+	// When it copied nothing of R[p] (every record came from this flow, as
+	// in an active-passive pair run both ways), its index holds nothing,
+	// and the progress is the first offset of R[p] it could still copy.
+	// Nil SourceAdmin: unknown.
+	SourceAdmin *kadm.Client
+	Group       string
 }
 
 // ReverseIndex gives the reverse flow's offset map of a partition of R,
@@ -71,6 +80,10 @@ func (r *Reverse) lower(ctx context.Context, f Flow, remote string, partition in
 	var t2 int64
 	if p := r.Index.Partition(remote, partition); p != nil && p.Len() > 0 {
 		t2 = firstUnread(p.Segments(), p.Covered(), u)
+	} else if next, ok, err := r.progress(ctx, f, remote, partition); err != nil {
+		return -1, res, err
+	} else if ok {
+		t2 = next
 	} else {
 		start, err := r.logStart(ctx, remote, partition)
 		if err != nil {
@@ -81,6 +94,23 @@ func (r *Reverse) lower(ctx context.Context, f Flow, remote string, partition in
 	}
 	down, res := atFirstUnread(t1, res, t2)
 	return down, res, nil
+}
+
+// progress is the reverse flow's committed progress in R[partition]: the
+// next offset of R it copies; false when unknown.
+func (r *Reverse) progress(ctx context.Context, f Flow, remote string, partition int32) (int64, bool, error) {
+	if r.SourceAdmin == nil {
+		return 0, false, nil
+	}
+	resps, err := r.SourceAdmin.FetchOffsets(ctx, r.Group)
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the progress of the reverse flow %s->%s (group %s on %s): %w", f.Target, f.Source, r.Group, f.Source, err)
+	}
+	o, ok := resps.Lookup(r.Policy.FormatRemoteTopic(f.Target, remote), partition)
+	if !ok || o.Err != nil || o.At < 0 {
+		return 0, false, nil
+	}
+	return o.At, true, nil
 }
 
 func (r *Reverse) logStart(ctx context.Context, topic string, partition int32) (int64, error) {

@@ -33,6 +33,7 @@ func TestTranslateGroupActiveActive(t *testing.T) {
 	for g, at := range groups {
 		commitFake(t, srcAdm, g, at)
 	}
+	commitFake(t, srcAdm, "strait-B", 150) // the reverse flow's progress, on A
 	tgtAdm := fakeTargetWithLogStart(t, 4) // orders[0] on B starts at 4
 	identity := func(alias string) policy.ReplicationPolicy {
 		p, err := policy.New(policy.IdentityClass, ".", true, alias)
@@ -58,6 +59,9 @@ func TestTranslateGroupActiveActive(t *testing.T) {
 		{name: "before B's copies on A", reverse: &checkpoint.Reverse{Policy: identity("B"), Index: reverse}, group: "g20", want: 0, wantRes: offsets.Rounded},
 		{name: "every copy of B read: exact", reverse: &checkpoint.Reverse{Policy: identity("B"), Index: reverse}, group: "g100", want: 100, wantRes: offsets.Exact},
 		{name: "no reverse index: the log start", reverse: &checkpoint.Reverse{Policy: identity("B"), Index: checkpoint.LoadedIndex{}, TargetAdmin: tgtAdm}, group: "g", want: 4, wantRes: offsets.Rounded},
+		// The reverse flow copied nothing of orders[0] (every record on B
+		// came from A) but read it to 150: nothing of B's is unread.
+		{name: "no reverse index, the reverse flow's progress", reverse: &checkpoint.Reverse{Policy: identity("B"), Index: checkpoint.LoadedIndex{}, TargetAdmin: tgtAdm, SourceAdmin: srcAdm, Group: "strait-B"}, group: "g", want: 100, wantRes: offsets.Exact},
 		{name: "the reverse flow copies to B.orders", reverse: &checkpoint.Reverse{Policy: defaultB, Index: reverse}, group: "g", want: 100, wantRes: offsets.Exact},
 	}
 	for _, tt := range tests {

@@ -186,3 +186,22 @@ func TestResetCSVRefusesUntranslatedPartitions(t *testing.T) {
 		t.Fatalf("writeResetCSV with an untranslated partition = %q, %v", b.String(), err)
 	}
 }
+
+// TestDrillOnEmbeddedClusters runs the whole disaster-recovery day on two
+// kfake clusters, as strait drill does without a file, and checks that it
+// passes and prints its figures.
+func TestDrillOnEmbeddedClusters(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	code := Main(ctx, []string{"drill", "--warmup", "2s", "--rate", "500"}, &stdout, &stderr)
+	out, errOut := stdout.String(), stderr.String()
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Drill A->B: PASS", "RPO ", "RTO ", " skipped, "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}

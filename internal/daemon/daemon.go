@@ -692,7 +692,7 @@ func (d *Daemon) buildCheckpoints(b *builder, pol policy.ReplicationPolicy, topi
 	if !fc.EmitCheckpointsEnabled {
 		emit = fc.SyncGroupOffsetsInterval
 	}
-	reverse, err := d.reverse(b, tgtAdm) // active-active: see reverse.go
+	reverse, err := d.reverse(b, srcAdm, tgtAdm) // active-active: see reverse.go
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // its reverse flow (checkpoint.Reverse): its policy, and a follower of its
 // offset index, which lives on this flow's source cluster; nil when
 // ReversePolicy is.
-func (d *Daemon) reverse(b *builder, tgtAdm *kadm.Client) (*checkpoint.Reverse, error) {
+func (d *Daemon) reverse(b *builder, srcAdm, tgtAdm *kadm.Client) (*checkpoint.Reverse, error) {
 	fc := b.f.cfg
 	pol, err := ReversePolicy(d.cfg, fc)
 	if pol == nil || err != nil {
@@ -28,6 +28,8 @@ func (d *Daemon) reverse(b *builder, tgtAdm *kadm.Client) (*checkpoint.Reverse, 
 		Policy:      pol,
 		Index:       index.NewReader(cl, index.TopicName(fc.Target), d.log.With("flow", fc.Name())),
 		TargetAdmin: tgtAdm,
+		SourceAdmin: srcAdm,
+		Group:       ProgressGroup(fc.Target),
 	}, nil
 }
 

@@ -113,7 +113,7 @@ func (o *Conn) LoadReverse(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the offset index of the reverse flow %s->%s on %s: %w", o.Flow.Target, o.Flow.Source, o.Flow.Source, err)
 	}
-	o.Reverse = &checkpoint.Reverse{Policy: pol, Index: checkpoint.LoadedIndex(m), TargetAdmin: o.TargetAdmin}
+	o.Reverse = &checkpoint.Reverse{Policy: pol, Index: checkpoint.LoadedIndex(m), TargetAdmin: o.TargetAdmin, SourceAdmin: o.SourceAdmin, Group: daemon.ProgressGroup(o.Flow.Target)}
 	return nil
 }
 

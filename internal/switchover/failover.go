@@ -27,6 +27,7 @@ import (
 	"strait/internal/dr"
 	"strait/internal/flowconn"
 	"strait/internal/index"
+	"strait/internal/offsets"
 	"strait/internal/tail"
 	"strait/internal/topics"
 	"strait/internal/wire"
@@ -244,25 +245,40 @@ func (f *failover) plan(ctx context.Context) error {
 
 func (f *failover) planPartitions(ctx context.Context) error {
 	f.partLag = nil
+	// Every replicated partition: those the index knows, and, with the
+	// source up, those of its topics that nothing was copied from yet.
+	parts := map[index.TP]*offsets.Partition{}
+	for tp, p := range f.o.Index.Parts {
+		if f.o.Replicates(tp.Topic) {
+			parts[tp] = p
+		}
+	}
 	var ends kadm.ListedOffsets
 	if f.sourceUp {
+		listed, err := f.o.SourceAdmin.ListTopics(ctx)
+		if err != nil {
+			return fmt.Errorf("listing the topics of %s: %w", f.o.Flow.Source, err)
+		}
 		var topics []string
-		for tp := range f.o.Index.Parts {
-			if f.o.Replicates(tp.Topic) && !slices.Contains(topics, tp.Topic) {
-				topics = append(topics, tp.Topic)
+		for _, td := range listed.Sorted() {
+			if td.IsInternal || !f.o.Replicates(td.Topic) {
+				continue
+			}
+			topics = append(topics, td.Topic)
+			for _, pd := range td.Partitions.Sorted() {
+				tp := index.TP{Topic: td.Topic, Partition: pd.Partition}
+				if parts[tp] == nil {
+					parts[tp] = offsets.NewPartition()
+				}
 			}
 		}
 		if len(topics) > 0 {
-			var err error
 			if ends, err = f.o.SourceAdmin.ListCommittedOffsets(ctx, topics...); err != nil {
 				return fmt.Errorf("listing the end offsets of %s: %w", f.o.Flow.Source, err)
 			}
 		}
 	}
-	for tp, p := range f.o.Index.Parts {
-		if !f.o.Replicates(tp.Topic) {
-			continue
-		}
+	for tp, p := range parts {
 		pl := partitionLag{Copied: dr.Copied{Topic: tp.Topic, Remote: f.o.Policy.FormatRemoteTopic(f.o.Flow.Source, tp.Topic), Partition: tp.Partition, SourceOffset: max(p.Covered(), 0)}, SourceEnd: -1}
 		if segs := p.Segments(); len(segs) > 0 {
 			pl.TargetOffset = segs[len(segs)-1].TgtEnd()
@@ -507,7 +523,8 @@ func lagOf(ctx context.Context, o *flowconn.Conn) (records int64, oldest time.Ti
 	}
 	var names []string
 	for _, t := range topics.Sorted() {
-		if !t.IsInternal && o.Replicates(t.Topic) {
+		// Heartbeats are Strait's own, written every second: never caught.
+		if !t.IsInternal && o.Replicates(t.Topic) && !o.Policy.IsHeartbeatsTopic(t.Topic) {
 			names = append(names, t.Topic)
 		}
 	}
@@ -522,6 +539,13 @@ func lagOf(ctx context.Context, o *flowconn.Conn) (records int64, oldest time.Ti
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("listing the start offsets of %s: %w", o.Flow.Source, err)
 	}
+	// The flow's committed progress: how far it read each partition, also
+	// where it copied nothing (active-active: every record came from the
+	// reverse flow), which its index cannot say.
+	progress, err := o.TargetAdmin.FetchOffsets(ctx, daemon.ProgressGroup(o.Flow.Source))
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return 0, time.Time{}, fmt.Errorf("reading the progress of %s on %s: %w", o.Flow.Name(), o.Flow.Target, err)
+	}
 	var listed []kadm.ListedOffset
 	ends.Each(func(o kadm.ListedOffset) { listed = append(listed, o) })
 	for _, e := range listed {
@@ -534,6 +558,9 @@ func lagOf(ctx context.Context, o *flowconn.Conn) (records int64, oldest time.Ti
 		}
 		if p := o.Index.Parts[index.TP{Topic: e.Topic, Partition: e.Partition}]; p != nil {
 			from = max(from, p.Covered())
+		}
+		if c, ok := progress.Lookup(o.Policy.FormatRemoteTopic(o.Flow.Source, e.Topic), e.Partition); ok && c.Err == nil {
+			from = max(from, c.At)
 		}
 		if e.Offset <= from {
 			continue
@@ -565,10 +592,12 @@ func firstRecordTime(ctx context.Context, cl *kgo.Client, topic string, partitio
 // fenceACLs are the DENY WRITE bindings fencing the source topics.
 func (f *failover) fenceACLs() *kadm.ACLBuilder { return fenceACLs(f.fencedTopics()) }
 
+// fencedTopics are the replicated topics but heartbeats, which Strait
+// itself writes.
 func (f *failover) fencedTopics() []string {
 	var topics []string
 	for _, p := range f.partLag {
-		if !slices.Contains(topics, p.Topic) {
+		if !slices.Contains(topics, p.Topic) && !f.o.Policy.IsHeartbeatsTopic(p.Topic) {
 			topics = append(topics, p.Topic)
 		}
 	}
