@@ -885,6 +885,9 @@ func (idleNode) Groups(context.Context, string, string) ([]checkpoint.GroupState
 func (idleNode) Translate(context.Context, string, string) ([]checkpoint.Translation, error) {
 	return nil, daemon.ErrNoFlow
 }
+func (idleNode) TranslateOffset(context.Context, string, string, int32, int64) (checkpoint.Translation, error) {
+	return checkpoint.Translation{}, daemon.ErrNoFlow
+}
 
 func get(t *testing.T, url, token string) (int, string) {
 	t.Helper()

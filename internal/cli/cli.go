@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,14 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newImportCmd(stdout, stderr),
 	)
 	return root
+}
+
+// printJSON writes v as indented JSON, with "->" in flow names as it is.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // logFlags are the logging flags shared by long-running commands.

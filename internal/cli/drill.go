@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,10 +110,7 @@ offset-syncs.topic.replication.factor = 1
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(res); err != nil {
+				if err := printJSON(stdout, res); err != nil {
 					return err
 				}
 			} else {

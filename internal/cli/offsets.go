@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,13 +103,11 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 			}
 			switch format {
 			case "json":
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
 				doc := map[string]any{"from": from, "to": to, "partitions": ts}
 				if group != "" {
 					doc["group"] = group
 				}
-				return enc.Encode(doc)
+				return printJSON(stdout, doc)
 			case "csv":
 				return writeResetCSV(stdout, ts)
 			}

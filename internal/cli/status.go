@@ -50,10 +50,7 @@ when a partition stopped or the node cannot be reached.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false) // flow names hold "->"
-				if err := enc.Encode(map[string]any{"flows": flows.Flows, "partitions": parts.Partitions}); err != nil {
+				if err := printJSON(stdout, map[string]any{"flows": flows.Flows, "partitions": parts.Partitions}); err != nil {
 					return err
 				}
 			} else {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,10 +95,7 @@ copy is complete and exact up to the offsets reported, 1 when it is not.`,
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(map[string]any{"flows": reports}); err != nil {
+				if err := printJSON(stdout, map[string]any{"flows": reports}); err != nil {
 					return err
 				}
 			} else {

@@ -30,7 +30,6 @@ import (
 	"strait/internal/offsets"
 	"strait/internal/tail"
 	"strait/internal/topics"
-	"strait/internal/wire"
 )
 
 // Refusal is a failover or failback refused before it changed anything:
@@ -378,19 +377,8 @@ func (f *failover) sourceGroups(ctx context.Context) (map[string][]checkpoint.Tr
 func (f *failover) checkpointedGroups(ctx context.Context) (map[string][]checkpoint.Translation, error) {
 	out := map[string][]checkpoint.Translation{}
 	topic := f.o.Policy.CheckpointsTopic(f.o.Flow.Source)
-	type key struct {
-		group, topic string
-		partition    int32
-	}
-	latest := map[key]wire.Checkpoint{}
-	_, err := tail.ReadToEnd(ctx, f.o.TargetReader, topic, func(r *kgo.Record) {
-		if cp, err := wire.DecodeCheckpoint(r.Key, r.Value); err == nil {
-			latest[key{cp.Group, cp.Topic, cp.Partition}] = cp
-		} else if cp, err := wire.DecodeCheckpointKey(r.Key); err == nil && r.Value == nil {
-			delete(latest, key{cp.Group, cp.Topic, cp.Partition})
-		}
-	})
-	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	latest, err := checkpoint.ReadLatest(ctx, f.o.TargetReader, topic)
+	if err != nil {
 		return nil, fmt.Errorf("reading the checkpoints in %s on %s: %w", topic, f.o.Flow.Target, err)
 	}
 	for _, cp := range latest {

@@ -305,22 +305,9 @@ func (f Flow) groups(ctx context.Context) ([]GroupReport, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	type key struct {
-		group, topic string
-		partition    int32
-	}
-	stored := map[key]wire.Checkpoint{}
+	stored := map[checkpoint.Key]wire.Checkpoint{}
 	if f.CheckpointsEvery > 0 {
-		_, err := tail.ReadToEnd(ctx, f.TargetReader, f.CheckpointsTopic, func(r *kgo.Record) {
-			if cp, err := wire.DecodeCheckpoint(r.Key, r.Value); err == nil {
-				stored[key{cp.Group, cp.Topic, cp.Partition}] = cp
-			} else if r.Value == nil { // a tombstone deletes the checkpoint
-				if cp, err := wire.DecodeCheckpointKey(r.Key); err == nil {
-					delete(stored, key{cp.Group, cp.Topic, cp.Partition})
-				}
-			}
-		})
-		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		if stored, err = checkpoint.ReadLatest(ctx, f.TargetReader, f.CheckpointsTopic); err != nil {
 			return nil, fmt.Errorf("reading the checkpoints in %s on %s: %w", f.CheckpointsTopic, f.Target, err)
 		}
 	}
@@ -336,7 +323,7 @@ func (f Flow) groups(ctx context.Context) ([]GroupReport, error) {
 				continue
 			}
 			gc := GroupCheckpoint{Topic: t.Topic, Remote: t.RemoteTopic, Partition: t.Partition, Committed: t.Upstream, Translated: t.Downstream, Upstream: -1, Downstream: -1}
-			cp, ok := stored[key{g, t.RemoteTopic, t.Partition}]
+			cp, ok := stored[checkpoint.Key{Group: g, Topic: t.RemoteTopic, Partition: t.Partition}]
 			if ok {
 				gc.Upstream, gc.Downstream = cp.UpstreamOffset, cp.DownstreamOffset
 			}

@@ -66,6 +66,10 @@ public final class DrillConsumer {
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // The brokers' minimum: a consumer killed with its cluster leaves
+        // its group within seconds of the cluster's return.
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
