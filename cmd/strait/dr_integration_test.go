@@ -332,6 +332,10 @@ func TestFailoverMovesGroupsAndStopsTheFlow(t *testing.T) {
 	if err := again.wait(t, time.Minute); again.cmd.ProcessState.ExitCode() != 2 || !strings.Contains(again.out.String(), "was already failed over") {
 		t.Errorf("a second failover: %v\n%s", err, again.out.String())
 	}
+	nowhere := startStrait(t, "failover", cfg, "--flow", "A->C", "--execute")
+	if err := nowhere.wait(t, time.Minute); nowhere.cmd.ProcessState.ExitCode() != 2 || !strings.Contains(nowhere.out.String(), "no enabled flow A->C") {
+		t.Errorf("failover of a flow that does not exist: %v\n%s", err, nowhere.out.String())
+	}
 	restart := startStrait(t, "run", cfg)
 	if err := restart.wait(t, time.Minute); err == nil || !strings.Contains(restart.out.String(), "every enabled flow was failed over") {
 		t.Errorf("a node started after the failover: %v\n%s", err, restart.out.String())

@@ -3,11 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,83 +15,6 @@ import (
 
 	"strait/internal/kafkatest"
 )
-
-// javaConsumer is a DrillConsumer process: Apache Kafka's Java consumer in a
-// group, committing after each poll.
-type javaConsumer struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	mu   sync.Mutex
-	read []consumed
-	logs *kafkatest.SyncBuffer
-}
-
-type consumed struct {
-	partition int32
-	offset    int64
-	value     string
-}
-
-func startJavaConsumer(t *testing.T, c *kafkatest.Cluster, group, topic string, idle time.Duration) *javaConsumer {
-	t.Helper()
-	prog := env.JavaProgram(t, "DrillConsumer")
-	jc := &javaConsumer{done: make(chan struct{}), logs: &kafkatest.SyncBuffer{}}
-	jc.cmd = prog.Command(context.Background(), "", "--bootstrap", c.Bootstrap, "--group", group, "--topic", topic, "--idle-ms", strconv.FormatInt(idle.Milliseconds(), 10), "--max-ms", "240000")
-	out, err := jc.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jc.cmd.Stderr = jc.logs
-	if err := jc.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			f := strings.SplitN(sc.Text(), " ", 3)
-			if len(f) != 3 {
-				continue
-			}
-			p, _ := strconv.ParseInt(f[0], 10, 32)
-			o, _ := strconv.ParseInt(f[1], 10, 64)
-			jc.mu.Lock()
-			jc.read = append(jc.read, consumed{int32(p), o, f[2]})
-			jc.mu.Unlock()
-		}
-		jc.err = jc.cmd.Wait()
-		close(jc.done)
-	}()
-	t.Cleanup(func() { jc.kill() })
-	return jc
-}
-
-func (jc *javaConsumer) records() []consumed {
-	jc.mu.Lock()
-	defer jc.mu.Unlock()
-	return append([]consumed(nil), jc.read...)
-}
-
-func (jc *javaConsumer) kill() {
-	select {
-	case <-jc.done:
-	default:
-		_ = jc.cmd.Process.Kill()
-		<-jc.done
-	}
-}
-
-func (jc *javaConsumer) wait(t *testing.T, timeout time.Duration) {
-	t.Helper()
-	select {
-	case <-jc.done:
-		if jc.err != nil {
-			t.Fatalf("DrillConsumer: %v\n%s", jc.err, jc.logs.String())
-		}
-	case <-time.After(timeout):
-		t.Fatalf("DrillConsumer did not exit within %s", timeout)
-	}
-}
 
 // drillProducer writes "prefix-N" values round-robin to the partitions of
 // topic until stopped or a write fails, and keeps the acknowledged values.
@@ -185,6 +105,9 @@ func TestDrillWithThreeNodes(t *testing.T) { drill(t, 3) }
 //     nothing it read before.
 func drill(t *testing.T, nodes int) {
 	a, b := env.Clusters[0], env.Clusters[1]
+	// B->A replicates B's heartbeats to A, where later tests' flows from A
+	// would copy them again (as in TestActiveActiveCopiesEveryRecordOnce).
+	deleteTopicsAtCleanup(t, a, func(name string) bool { return name == "B.heartbeats" })
 	topic := kafkatest.Name(t, "drill")
 	group := topic + "-g"
 	a.CreateTopic(t, topic, 2, nil)
@@ -202,9 +125,9 @@ strait.api.listen = 127.0.0.1:0`, topic, group))
 
 	// 1. Production and consumption on A.
 	prodA := startDrillProducer(t, a, topic, 2, "a", 100000)
-	consA := startJavaConsumer(t, a, group, topic, time.Minute)
+	consA := env.StartDrillConsumer(t, a, group, topic, time.Minute)
 	kafkatest.Eventually(t, 2*time.Minute, func() error {
-		if n := len(consA.records()); n < 500 {
+		if n := len(consA.Records()); n < 500 {
 			return fmt.Errorf("the consumer on A read %d records", n)
 		}
 		if n := endOffsets(t, b, topic)[0]; n < 200 {
@@ -247,7 +170,7 @@ strait.api.listen = 127.0.0.1:0`, topic, group))
 			a.StartBroker(t)
 		}
 	})
-	consA.kill()
+	consA.Kill()
 	prodA.halt()
 
 	// 3. Failover, with the source gone.
@@ -258,14 +181,14 @@ strait.api.listen = 127.0.0.1:0`, topic, group))
 	t.Logf("failover:\n%s", fo.out.String())
 
 	// 4 and 5. The consumer on B, and a producer on B.
-	consB := startJavaConsumer(t, b, group, topic, 8*time.Second)
+	consB := env.StartDrillConsumer(t, b, group, topic, 8*time.Second)
 	prodB := startDrillProducer(t, b, topic, 2, "b", 400)
 	<-prodB.done
-	consB.wait(t, 4*time.Minute)
+	consB.Wait(t, 4*time.Minute)
 	onB := b.ReadAll(t, topic, kgo.ReadCommitted())
 	seen := map[string]int{}
-	for _, r := range append(consA.records(), consB.records()...) {
-		seen[r.value]++
+	for _, r := range append(consA.Records(), consB.Records()...) {
+		seen[r.Value]++
 	}
 	for p, recs := range onB {
 		for _, r := range recs {
@@ -349,15 +272,15 @@ strait.api.listen = 127.0.0.1:0`, topic, group))
 
 	// 7. The consumer on A reads the new records, once each, and nothing
 	// it read before.
-	consA2 := startJavaConsumer(t, a, group, topic, 8*time.Second)
+	consA2 := env.StartDrillConsumer(t, a, group, topic, 8*time.Second)
 	prodA2 := startDrillProducer(t, a, topic, 2, "a2", 100)
 	<-prodA2.done
-	consA2.wait(t, 3*time.Minute)
+	consA2.Wait(t, 3*time.Minute)
 	again := map[string]int{}
-	for _, r := range consA2.records() {
-		again[r.value]++
-		if !strings.HasPrefix(r.value, "a2-") {
-			t.Errorf("read again on A after the failback: partition %d offset %d (%s)", r.partition, r.offset, r.value)
+	for _, r := range consA2.Records() {
+		again[r.Value]++
+		if !strings.HasPrefix(r.Value, "a2-") {
+			t.Errorf("read again on A after the failback: partition %d offset %d (%s)", r.Partition, r.Offset, r.Value)
 		}
 	}
 	for _, v := range prodA2.values() {

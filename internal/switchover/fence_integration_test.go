@@ -33,11 +33,14 @@ var env *kafkatest.Env
 // The clusters run KRaft's StandardAuthorizer: the fence is ACLs.
 func TestMain(m *testing.M) { os.Exit(kafkatest.RunWith(m, kafkatest.Authorized(2), &env)) }
 
-// TestFencedFailoverAndFailback is the planned switch with the source
-// reachable: --fence-source stops an application producer (a SASL user)
-// from writing to A, the gate waits for the copy, the group moves exactly;
-// a failback from a cluster with another id is refused, changing nothing;
-// the real failback lifts the fence, and the producer writes to A again.
+// TestFencedFailoverAndFailback is the drill of a planned switch, with the
+// source reachable and fenced, and Apache Kafka's Java consumer as the
+// application: it reads A, --fence-source stops the application's
+// producer (a SASL user) from writing to A, the gate waits for the copy,
+// the group moves exactly, and the consumer reads on B exactly what is
+// written there; a failback from a cluster with another id is refused,
+// changing nothing; the real failback lifts the fence, and the consumer
+// reads on A exactly what the producer writes there again.
 func TestFencedFailoverAndFailback(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
 	topic := kafkatest.Name(t, "fenced")
@@ -62,10 +65,10 @@ func TestFencedFailoverAndFailback(t *testing.T) {
 	if err := write(100); err != nil {
 		t.Fatalf("the application writes to A before the fence: %v", err)
 	}
-	offs := kadm.Offsets{}
-	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 60, LeaderEpoch: -1})
-	if _, err := a.Admin(t).CommitOffsets(t.Context(), group, offs); err != nil {
-		t.Fatal(err)
+	onA := env.StartDrillConsumer(t, a, group, topic, 5*time.Second)
+	onA.Wait(t, 2*time.Minute)
+	if n := len(onA.Records()); n != 100 {
+		t.Fatalf("the consumer read %d records on A, want 100", n)
 	}
 
 	props := env.MM2Properties(fmt.Sprintf("B->A.enabled = true\nreplication.policy.class = IdentityReplicationPolicy\ntopics = %s\ngroups = %s\nemit.checkpoints.interval.seconds = 1", topic, group))
@@ -116,8 +119,20 @@ func TestFencedFailoverAndFailback(t *testing.T) {
 	if err := write(1); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("the application wrote to A after the fence: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
-	if got := groupAt(t, b, group, topic); got != 60 {
-		t.Errorf("group on B at %d, want 60", got)
+	if got := groupAt(t, b, group, topic); got != 100 {
+		t.Errorf("group on B at %d, want 100", got)
+	}
+	// The consumer on B reads exactly what is written there.
+	onB := env.StartDrillConsumer(t, b, group, topic, 8*time.Second)
+	bApp := b.Client(t)
+	for i := range 20 {
+		if err := bApp.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "b-%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onB.Wait(t, 2*time.Minute)
+	if got := values(onB.Records()); got != "b-0..b-19" {
+		t.Errorf("the consumer read on B: %s, want b-0..b-19", got)
 	}
 
 	// A failback from a cluster with another id changes nothing.
@@ -154,11 +169,18 @@ func TestFencedFailoverAndFailback(t *testing.T) {
 	if err != nil {
 		t.Fatalf("failback: %v\n%s", err, out.String())
 	}
-	if err := write(1); err != nil {
+	// On A, after the 100 records read there (the fence refused the
+	// writes tried since) and the copies of B's 20 that B->A made: 120.
+	if got := groupAt(t, a, group, topic); got != 120 {
+		t.Errorf("group on A at %d after the failback, want 120", got)
+	}
+	onA2 := env.StartDrillConsumer(t, a, group, topic, 8*time.Second)
+	if err := write(10); err != nil {
 		t.Errorf("the application cannot write to A after the failback: %v", err)
 	}
-	if got := groupAt(t, a, group, topic); got != 60 {
-		t.Errorf("group on A at %d after the failback, want 60", got)
+	onA2.Wait(t, 2*time.Minute)
+	if got := values(onA2.Records()); got != "v-0..v-9" {
+		t.Errorf("the consumer read on A after the failback: %s, want v-0..v-9", got)
 	}
 	// A second failback has no failover to undo.
 	err = switchover.Failback(t.Context(), open("A", "B"), open("B", "A"), switchover.FailbackOptions{Execute: true, SourceTimeout: 10 * time.Second, Out: &out, Log: &out})
@@ -178,4 +200,23 @@ func groupAt(t *testing.T, c *kafkatest.Cluster, group, topic string) int64 {
 		return -1
 	}
 	return o.At
+}
+
+// values summarises what a consumer read as "first..last" when it is one
+// run of a prefix's numbers in order, and lists it otherwise.
+func values(recs []kafkatest.Consumed) string {
+	var vs []string
+	for _, r := range recs {
+		vs = append(vs, r.Value)
+	}
+	if len(vs) == 0 {
+		return "nothing"
+	}
+	prefix, _, _ := strings.Cut(vs[0], "-")
+	for i, v := range vs {
+		if v != fmt.Sprintf("%s-%d", prefix, i) {
+			return strings.Join(vs, ",")
+		}
+	}
+	return vs[0] + ".." + vs[len(vs)-1]
 }
