@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -43,34 +42,22 @@ func newFailbackCmd(stdout, stderr io.Writer) *cobra.Command {
      copies again once strait run restarts.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cf.resolve(cmd, args); err != nil {
-				return err
-			}
-			if flow == "" {
-				return usageError{errors.New("name the flow that was failed over with --flow SOURCE->TARGET")}
-			}
-			from, to, err := parseFlow(flow)
+			sa, err := loadSwitch(cmd, args, &cf, flow, groups, "that was failed over")
 			if err != nil {
 				return err
 			}
-			if opts.Groups, err = optionalRegexp("--groups", groups); err != nil {
-				return err
-			}
-			cfg, plan, err := cf.load()
-			if err != nil {
-				return err
-			}
+			opts.Groups = sa.groups
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
-			fwd, err := open(ctx, cf.file, cfg, plan, from, to, "failback")
+			fwd, err := open(ctx, cf.file, sa.cfg, sa.plan, sa.from, sa.to, "failback")
 			if err != nil {
 				return err
 			}
 			defer fwd.Close()
 			var rev *flowconn.Conn
-			if rp := plan.Flow(to, from); rp != nil && rp.Replicates {
-				if rev, err = flowconn.Open(ctx, cfg, rp, "failback"); err != nil {
-					return fmt.Errorf("the reverse flow %s->%s: %w", to, from, err)
+			if rp := sa.plan.Flow(sa.to, sa.from); rp != nil && rp.Replicates {
+				if rev, err = flowconn.Open(ctx, sa.cfg, rp, "failback"); err != nil {
+					return fmt.Errorf("the reverse flow %s->%s: %w", sa.to, sa.from, err)
 				}
 				defer rev.Close()
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -43,29 +42,17 @@ translated again through the index, and the report says exactly what was
 copied up to when. The flow copies nothing again until strait failback.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cf.resolve(cmd, args); err != nil {
-				return err
-			}
-			if flow == "" {
-				return usageError{errors.New("name the flow to fail over with --flow SOURCE->TARGET")}
-			}
-			from, to, err := parseFlow(flow)
+			sa, err := loadSwitch(cmd, args, &cf, flow, groups, "to fail over")
 			if err != nil {
 				return err
 			}
-			if ff.Groups, err = optionalRegexp("--groups", groups); err != nil {
-				return err
-			}
+			ff.Groups = sa.groups
 			if ff.MaxRPO < 0 {
 				return usageError{fmt.Errorf("--max-rpo %s: give a duration from 0", ff.MaxRPO)}
 			}
-			cfg, plan, err := cf.load()
-			if err != nil {
-				return err
-			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
-			o, err := open(ctx, cf.file, cfg, plan, from, to, "failover")
+			o, err := open(ctx, cf.file, sa.cfg, sa.plan, sa.from, sa.to, "failover")
 			if err != nil {
 				return err
 			}

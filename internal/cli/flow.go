@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"strait/internal/config"
 	"strait/internal/flowconn"
@@ -17,6 +20,36 @@ func parseFlow(s string) (from, to string, err error) {
 		return "", "", usageError{fmt.Errorf("--flow %q: give it as SOURCE->TARGET, e.g. --flow 'A->B' (quoted for the shell)", s)}
 	}
 	return from, to, nil
+}
+
+// switchArgs are what failover and failback read from their flags and
+// the configuration file.
+type switchArgs struct {
+	from, to string
+	groups   *regexp.Regexp // --groups, nil for every group the flow checkpoints
+	cfg      *config.Config
+	plan     *kafkaclient.Plan
+}
+
+// loadSwitch reads --flow (which names the flow that the command is for, as
+// what says), --groups and the configuration file.
+func loadSwitch(cmd *cobra.Command, args []string, cf *configFlags, flow, groups, what string) (switchArgs, error) {
+	var sa switchArgs
+	if err := cf.resolve(cmd, args); err != nil {
+		return sa, err
+	}
+	if flow == "" {
+		return sa, usageError{fmt.Errorf("name the flow %s with --flow SOURCE->TARGET", what)}
+	}
+	var err error
+	if sa.from, sa.to, err = parseFlow(flow); err != nil {
+		return sa, err
+	}
+	if sa.groups, err = optionalRegexp("--groups", groups); err != nil {
+		return sa, err
+	}
+	sa.cfg, sa.plan, err = cf.load()
+	return sa, err
 }
 
 // open opens the enabled flow from->to of plan (flowconn.Open), or says

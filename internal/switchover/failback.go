@@ -174,13 +174,7 @@ func (b *failback) run(ctx context.Context) error {
 	if err := b.writeReport(); err != nil {
 		return err
 	}
-	bad := 0
-	for _, m := range b.moves {
-		if m.After < 0 {
-			bad++
-		}
-	}
-	if bad > 0 {
+	if bad := notMoved(b.moves); bad > 0 {
 		return fmt.Errorf("%d group partitions were not moved back (above): set their offsets on %s by hand", bad, src)
 	}
 	fmt.Fprintf(b.opts.Out, "Failed back %s: consumers can start on %s. Restart strait run so that %s copies again.\n", name, src, name)

@@ -196,13 +196,7 @@ func (f *failover) run(ctx context.Context) error {
 	if err := f.writeReport(); err != nil {
 		return err
 	}
-	bad := 0
-	for _, m := range f.moves {
-		if m.After < 0 {
-			bad++
-		}
-	}
-	if bad > 0 {
+	if bad := notMoved(f.moves); bad > 0 {
 		return fmt.Errorf("%d group partitions were not moved (above): set their offsets on %s by hand", bad, f.o.Flow.Target)
 	}
 	fmt.Fprintf(f.out, "Failed over %s: consumers can start on %s. The flow copies nothing until strait failback --flow '%s'.\n", name, f.o.Flow.Target, name)
@@ -304,14 +298,7 @@ func lastRecordTime(ctx context.Context, cl *kgo.Client, topic string, partition
 	if end <= 0 {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var ts *time.Time
-	_ = tail.ReadRange(rctx, cl, topic, partition, end-1, end, func(r *kgo.Record) {
-		t := r.Timestamp.UTC()
-		ts = &t
-	})
-	return ts
+	return firstRecordTime(ctx, cl, topic, partition, end-1, end)
 }
 
 // selected reports whether failover moves group.
@@ -569,7 +556,7 @@ func firstRecordTime(ctx context.Context, cl *kgo.Client, topic string, partitio
 	var ts *time.Time
 	_ = tail.ReadRange(rctx, cl, topic, partition, from, end, func(r *kgo.Record) {
 		if ts == nil {
-			t := r.Timestamp
+			t := r.Timestamp.UTC()
 			ts = &t
 			cancel()
 		}
@@ -692,6 +679,17 @@ func ensureStateTopic(ctx context.Context, o *flowconn.Conn) error {
 // commit commits each group's translated offsets on the target.
 func (f *failover) commit(ctx context.Context) error {
 	return commitMoves(ctx, f.o.TargetAdmin, f.o.Flow.Target, f.moves)
+}
+
+// notMoved counts the moves without an offset to commit.
+func notMoved(moves []groupMove) int {
+	n := 0
+	for _, m := range moves {
+		if m.After < 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // commitMoves commits each move's After offset on cluster.
