@@ -80,7 +80,7 @@ func TestDeleteHorizonIsRebuilt(t *testing.T) {
 			if !NeedsRebuild(h, h.BaseOffset) {
 				t.Fatalf("%s: NeedsRebuild(%+v, %d) = false for a batch with a delete horizon", from, h, h.BaseOffset)
 			}
-			got, err := r.Rebuild(src, h, h.BaseOffset, to)
+			got, err := r.Rebuild(src, h, h.BaseOffset, Compression{Codec: to})
 			if err != nil {
 				t.Fatal(err)
 			}

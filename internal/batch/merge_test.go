@@ -57,13 +57,13 @@ func TestMergeKeepsEveryRecord(t *testing.T) {
 	// first timestamp is not the others': Rebuild stamps its first record's.
 	var r Recompressor
 	moved := at(t, build(t, recs[12:14], None, 0), 120)
-	rebuilt, err := r.Rebuild(moved.Data, moved.Header, 120, None)
+	rebuilt, err := r.Rebuild(moved.Data, moved.Header, 120, Compression{Codec: None})
 	if err != nil || rebuilt.Header.FirstTimestamp == parts[0].Header.FirstTimestamp {
 		t.Fatalf("rebuilding: %v, first timestamp %d", err, rebuilt.Header.FirstTimestamp)
 	}
 	add(Part(rebuilt))
 	sparse := at(t, rebuildCases[0].batch(t, None), 130)
-	rb, err := r.Rebuild(sparse.Data, sparse.Header, 130, None)
+	rb, err := r.Rebuild(sparse.Data, sparse.Header, 130, Compression{Codec: None})
 	if err != nil {
 		t.Fatal(err)
 	}

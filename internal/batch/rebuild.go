@@ -38,7 +38,7 @@ type Rebuilt struct {
 	// Data is the batch, empty when no record is at or after from.
 	Data []byte
 	// Header is Data's header: base offset the source offset of its first
-	// record, CreateTime, codec to, the source's producer fields.
+	// record, CreateTime, codec to.Codec, the source's producer fields.
 	Header Header
 	// Runs are the source offsets of its records, in order, as runs of
 	// consecutive offsets: one run unless compaction left holes.
@@ -58,18 +58,19 @@ func Records(runs []Run) int64 {
 }
 
 // Rebuild makes, from the v2 data batch b with header h, a batch of its
-// records at source offset from or after, compressed with to: record i
-// has offset delta i, and its timestamp is the one a consumer of b reads
-// (the batch's max timestamp when b is stamped LogAppendTime, else its
-// first timestamp plus the record's delta), now as CreateTime. Keys,
-// values, headers and record attributes are byte for byte b's. The new
-// batch keeps b's producer fields and transactional bit; the
-// LogAppendTime and delete-horizon bits are cleared.
+// records at source offset from or after, compressed with to (its codec,
+// at its level: Compression.Kgo): record i has offset delta i, and its
+// timestamp is the one a consumer of b reads (the batch's max timestamp
+// when b is stamped LogAppendTime, else its first timestamp plus the
+// record's delta), now as CreateTime. Keys, values, headers and record
+// attributes are byte for byte b's. The new batch keeps b's producer
+// fields and transactional bit; the LogAppendTime and delete-horizon bits
+// are cleared.
 //
 // It returns an error for a batch with a bad CRC (ErrBadCRC), a control
 // batch (ErrControl), records that do not decode, or more records than
 // the header says.
-func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuilt, error) {
+func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Compression) (Rebuilt, error) {
 	fail := func(err error) (Rebuilt, error) {
 		return Rebuilt{}, fmt.Errorf("rebuilding the batch at offsets %d..%d: %w", h.BaseOffset, h.LastOffset(), err)
 	}
@@ -126,7 +127,7 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 		out = appendRecord(out, record{attr: k.attr, tsDelta: k.ts - first, offDelta: int64(i), rest: k.rest})
 	}
 	r.built = out[:0] // kept for the next batch
-	if to != None {
+	if to.Codec != None {
 		if out, err = r.compress(out, to); err != nil {
 			return fail(err)
 		}
@@ -137,7 +138,7 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Codec) (Rebuil
 
 	nh := h
 	nh.BaseOffset = runs[0].Offset
-	nh.Attributes = h.Attributes&^(codecMask|attrLogAppendTime|attrDeleteHorizon) | int16(to)
+	nh.Attributes = h.Attributes&^(codecMask|attrLogAppendTime|attrDeleteHorizon) | int16(to.Codec)
 	nh.LastOffsetDelta = int32(len(recs) - 1)
 	nh.NumRecords = int32(len(recs))
 	nh.FirstTimestamp, nh.MaxTimestamp = first, maxTS

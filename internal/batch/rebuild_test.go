@@ -93,7 +93,7 @@ func TestRebuildEveryPair(t *testing.T) {
 					if !NeedsRebuild(h, start) {
 						t.Fatalf("NeedsRebuild(%+v, %d) = false", h, start)
 					}
-					got, err := r.Rebuild(src, h, start, to)
+					got, err := r.Rebuild(src, h, start, Compression{Codec: to})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -186,7 +186,7 @@ func TestRebuildProducerBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		for from := h.BaseOffset + 1; from <= h.LastOffset(); from += max(1, int64(h.NumRecords)/7) {
-			got, err := r.Rebuild(b, h, from, codec)
+			got, err := r.Rebuild(b, h, from, Compression{Codec: codec})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestRebuildNothingLeft(t *testing.T) {
 	var r Recompressor
 	src := rebuildCases[0].batch(t, Lz4)
 	h, _ := Parse(src)
-	got, err := r.Rebuild(src, h, h.BaseOffset+41, Lz4) // the last record is at delta 40
+	got, err := r.Rebuild(src, h, h.BaseOffset+41, Compression{Codec: Lz4}) // the last record is at delta 40
 	if err != nil || got.Data != nil || got.Runs != nil {
 		t.Fatalf("Rebuild past the last record = %+v, %v; want no batch", got, err)
 	}
@@ -222,14 +222,14 @@ func TestRebuildErrors(t *testing.T) {
 	h, _ := Parse(src)
 	corrupt := slices.Clone(src)
 	corrupt[len(corrupt)-1] ^= 0xff
-	if _, err := r.Rebuild(corrupt, h, h.BaseOffset, Lz4); !errors.Is(err, ErrBadCRC) {
+	if _, err := r.Rebuild(corrupt, h, h.BaseOffset, Compression{Codec: Lz4}); !errors.Is(err, ErrBadCRC) {
 		t.Errorf("corrupt batch: %v, want ErrBadCRC", err)
 	}
 	ctl := slices.Clone(src)
 	binary.BigEndian.PutUint16(ctl[offAttributes:], uint16(h.Attributes|attrControl))
 	binary.BigEndian.PutUint32(ctl[offCRC:], crc32.Checksum(ctl[offAttributes:], castagnoli))
 	ch, _ := Parse(ctl)
-	if _, err := r.Rebuild(ctl, ch, h.BaseOffset, Lz4); !errors.Is(err, ErrControl) {
+	if _, err := r.Rebuild(ctl, ch, h.BaseOffset, Compression{Codec: Lz4}); !errors.Is(err, ErrControl) {
 		t.Errorf("control batch: %v, want ErrControl", err)
 	}
 	// Twelve records, the header says eleven.
@@ -237,7 +237,7 @@ func TestRebuildErrors(t *testing.T) {
 	binary.BigEndian.PutUint32(short[offNumRecords:], 11)
 	binary.BigEndian.PutUint32(short[offCRC:], crc32.Checksum(short[offAttributes:], castagnoli))
 	sh, _ := Parse(short)
-	if _, err := r.Rebuild(short, sh, h.BaseOffset, Lz4); err == nil {
+	if _, err := r.Rebuild(short, sh, h.BaseOffset, Compression{Codec: Lz4}); err == nil {
 		t.Error("a batch with more records than its header says rebuilt without error")
 	}
 }
@@ -251,7 +251,7 @@ func BenchmarkRebuild(b *testing.B) {
 		h, _ := Parse(src)
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			if _, err := r.Rebuild(src, h, h.BaseOffset, Lz4); err != nil {
+			if _, err := r.Rebuild(src, h, h.BaseOffset, Compression{Codec: Lz4}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -259,7 +259,7 @@ func BenchmarkRebuild(b *testing.B) {
 	b.Run("json-lz4-from-middle", func(b *testing.B) {
 		b.SetBytes(int64(len(big)))
 		for b.Loop() {
-			if _, err := r.Rebuild(big, bh, bh.BaseOffset+1, Lz4); err != nil {
+			if _, err := r.Rebuild(big, bh, bh.BaseOffset+1, Compression{Codec: Lz4}); err != nil {
 				b.Fatal(err)
 			}
 		}

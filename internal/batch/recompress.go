@@ -25,13 +25,15 @@ var ErrBadCRC = errors.New("batch CRC does not match its content")
 // compression.type can stay on the fast path.
 //
 // The zero value is ready to use. A Recompressor keeps its decompressed and
-// compressed scratch buffers, and one franz-go compressor per target codec,
-// from call to call, so that steady-state calls allocate nothing of the
-// batch's size. Because of those buffers it is not safe for concurrent use:
+// compressed scratch buffers, and one franz-go compressor per target codec
+// (built anew when a call asks for another level of it), from call to call,
+// so that steady-state calls allocate nothing of the batch's size. Because
+// of those buffers it is not safe for concurrent use:
 // give each goroutine its own (franz-go's codecs behind it are pooled and
 // safe, the buffers are not).
 type Recompressor struct {
 	comp  [Zstd + 1]kgo.Compressor // built on first use of each target codec
+	level [Zstd + 1]int            // the Kafka level each of comp compresses at
 	dec   kgo.Decompressor         // built on first use, decompresses into raw
 	raw   []byte                   // decompressed records, reused
 	buf   bytes.Buffer             // compressed records, reused
@@ -40,15 +42,16 @@ type Recompressor struct {
 
 // Recompress appends to dst the batch b (whose header h is from Parse)
 // with its records section (everything after the 61-byte header)
-// decompressed with h.Codec() and compressed again with to, and returns
-// the extended dst and the new batch's header.
+// decompressed with h.Codec() and compressed again with to (its codec, at
+// its level: Compression.Kgo), and returns the extended dst and the new
+// batch's header.
 //
 // The new batch has the same base offset, partition leader epoch, last
 // offset delta, first and max timestamps, producer id, epoch and base
 // sequence, record count, and attributes (transactional, control,
 // log-append-time and delete-horizon bits) except the three codec bits,
-// which become to; its length and CRC-32C are computed anew. Offsets stay
-// exact because a record's offset (and timestamp) is stored as a delta
+// which become to.Codec; its length and CRC-32C are computed anew. Offsets
+// stay exact because a record's offset (and timestamp) is stored as a delta
 // inside the record itself, relative to the header's base offset and first
 // timestamp, and the records are byte-identical after decompression: only
 // the framing around them changes, never a record. The cost is one
@@ -56,22 +59,23 @@ type Recompressor struct {
 //
 // It returns an error, and dst unchanged, for a batch whose CRC is wrong
 // (ErrBadCRC), a control batch (ErrControl), a records section the source
-// codec cannot decode, an unknown target codec, or a b shorter than h says.
-// When to is already h.Codec(), b is appended unchanged. An empty records
-// section stays empty for a none target and becomes the target codec's
-// encoding of nothing otherwise.
+// codec cannot decode, an unknown target codec or a level Kafka does not
+// accept for it (CheckLevel), or a b shorter than h says. When to.Codec is
+// already h.Codec(), b is appended unchanged, whatever level it was
+// compressed at. An empty records section stays empty for a none target
+// and becomes the target codec's encoding of nothing otherwise.
 //
 // The result may be larger than b (a codec that compresses worse, or none),
 // so a caller that must respect a request or message size limit checks the
 // returned header's Size. h must be b's current header: after Rewrite,
 // parse b again (or recompress first and Rewrite the result). dst must not
 // overlap b.
-func (r *Recompressor) Recompress(dst []byte, b []byte, h Header, to Codec) ([]byte, Header, error) {
+func (r *Recompressor) Recompress(dst []byte, b []byte, h Header, to Compression) ([]byte, Header, error) {
 	if err := r.check(b, h, to); err != nil {
 		return dst, h, fmt.Errorf("recompressing the batch at offset %d from %s to %s: %w", h.BaseOffset, h.Codec(), to, err)
 	}
 	b = b[:h.Size()]
-	if to == h.Codec() {
+	if to.Codec == h.Codec() {
 		return append(dst, b...), h, nil
 	}
 	raw, err := r.decompress(b[HeaderSize:], h.Codec())
@@ -79,7 +83,7 @@ func (r *Recompressor) Recompress(dst []byte, b []byte, h Header, to Codec) ([]b
 		return dst, h, fmt.Errorf("recompressing the batch at offset %d from %s to %s: decompressing its records: %w", h.BaseOffset, h.Codec(), to, err)
 	}
 	out := raw
-	if to != None {
+	if to.Codec != None {
 		if out, err = r.compress(raw, to); err != nil {
 			return dst, h, fmt.Errorf("recompressing the batch at offset %d from %s to %s: %w", h.BaseOffset, h.Codec(), to, err)
 		}
@@ -92,7 +96,7 @@ func (r *Recompressor) Recompress(dst []byte, b []byte, h Header, to Codec) ([]b
 	dst = append(dst, b[:HeaderSize]...)
 	dst = append(dst, out...)
 	nb := dst[start:]
-	h.Attributes = h.Attributes&^codecMask | int16(to)
+	h.Attributes = h.Attributes&^codecMask | int16(to.Codec)
 	h.Length = int32(len(nb) - 12)
 	binary.BigEndian.PutUint32(nb[offLength:], uint32(h.Length))
 	binary.BigEndian.PutUint16(nb[offAttributes:], uint16(h.Attributes))
@@ -102,10 +106,11 @@ func (r *Recompressor) Recompress(dst []byte, b []byte, h Header, to Codec) ([]b
 }
 
 // check validates the arguments of Recompress.
-func (r *Recompressor) check(b []byte, h Header, to Codec) error {
+func (r *Recompressor) check(b []byte, h Header, to Compression) error {
+	if err := to.check(); err != nil {
+		return err
+	}
 	switch {
-	case to < None || to > Zstd:
-		return fmt.Errorf("unknown target codec %d", int8(to))
 	case h.Magic != 2:
 		return ErrOldFormat
 	case int(h.Length) < HeaderSize-12 || len(b) < h.Size():
@@ -150,37 +155,24 @@ func (r *Recompressor) decompress(recs []byte, from Codec) ([]byte, error) {
 }
 
 // compress returns raw encoded with to, in r.buf's storage.
-func (r *Recompressor) compress(raw []byte, to Codec) ([]byte, error) {
-	c := r.comp[to]
-	if c == nil {
-		var err error
-		if c, err = kgo.DefaultCompressor(kgoCodec(to)); err != nil {
+func (r *Recompressor) compress(raw []byte, to Compression) ([]byte, error) {
+	c := r.comp[to.Codec]
+	if c == nil || r.level[to.Codec] != to.Level {
+		codec, err := to.Kgo()
+		if err == nil {
+			c, err = kgo.DefaultCompressor(codec)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("building the %s compressor: %w", to, err)
 		}
-		r.comp[to] = c
+		r.comp[to.Codec], r.level[to.Codec] = c, to.Level
 	}
 	r.buf.Reset()
 	out, used := c.Compress(&r.buf, raw)
-	if used != kgo.CompressionCodecType(to) {
+	if used != kgo.CompressionCodecType(to.Codec) {
 		return nil, fmt.Errorf("the %s compressor failed (it returned codec %d)", to, used)
 	}
 	return out, nil
-}
-
-// kgoCodec is franz-go's codec, at its default level, for a compressed
-// codec: the level Strait's own producer uses on the record path.
-func kgoCodec(c Codec) kgo.CompressionCodec {
-	switch c {
-	case Gzip:
-		return kgo.GzipCompression()
-	case Snappy:
-		return kgo.SnappyCompression()
-	case Lz4:
-		return kgo.Lz4Compression()
-	case Zstd:
-		return kgo.ZstdCompression()
-	}
-	return kgo.NoCompression()
 }
 
 // rawPool hands franz-go's decompressor the Recompressor's buffer to

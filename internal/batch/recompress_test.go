@@ -248,7 +248,7 @@ func TestRecompressEveryPair(t *testing.T) {
 					h, _ := Parse(src)
 					orig := bytes.Clone(src)
 					prefix := []byte("prefix")
-					out, got, err := r.Recompress(prefix, src, h, to)
+					out, got, err := r.Recompress(prefix, src, h, Compression{Codec: to})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -277,7 +277,7 @@ func TestRecompressTransactional(t *testing.T) {
 		h, _ := Parse(b)
 		if h.Control() {
 			markers++
-			if _, _, err := r.Recompress(nil, b, h, Zstd); !errors.Is(err, ErrControl) {
+			if _, _, err := r.Recompress(nil, b, h, Compression{Codec: Zstd}); !errors.Is(err, ErrControl) {
 				t.Fatalf("control batch: %v, want ErrControl", err)
 			}
 			continue
@@ -287,7 +287,7 @@ func TestRecompressTransactional(t *testing.T) {
 			t.Fatalf("captured batch is not transactional: %+v", h)
 		}
 		for _, to := range []Codec{None, Zstd} {
-			out, got, err := r.Recompress(nil, b, h, to)
+			out, got, err := r.Recompress(nil, b, h, Compression{Codec: to})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestRecompressEmpty(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out, got, err := r.Recompress(nil, src, h, to)
+					out, got, err := r.Recompress(nil, src, h, Compression{Codec: to})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -399,7 +399,7 @@ func TestRecompressErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			dst := []byte("dst")
-			out, got, err := r.Recompress(dst, tt.b, h, tt.to)
+			out, got, err := r.Recompress(dst, tt.b, h, Compression{Codec: tt.to})
 			if err == nil {
 				t.Fatalf("no error; got a batch %+v", got)
 			}
@@ -414,30 +414,30 @@ func TestRecompressErrors(t *testing.T) {
 
 	// A header that claims more than b holds, and an old format.
 	h, _ := Parse(src[Lz4])
-	if _, _, err := r.Recompress(nil, src[Lz4][:len(src[Lz4])-1], h, None); !errors.Is(err, ErrPartial) {
+	if _, _, err := r.Recompress(nil, src[Lz4][:len(src[Lz4])-1], h, Compression{Codec: None}); !errors.Is(err, ErrPartial) {
 		t.Fatalf("short batch: %v", err)
 	}
 	old := h
 	old.Magic = 1
-	if _, _, err := r.Recompress(nil, src[Lz4], old, None); !errors.Is(err, ErrOldFormat) {
+	if _, _, err := r.Recompress(nil, src[Lz4], old, Compression{Codec: None}); !errors.Is(err, ErrOldFormat) {
 		t.Fatalf("magic 1: %v", err)
 	}
 
 	// A stale header, as after Rewrite without parsing again.
 	rewritten := bytes.Clone(src[Lz4])
 	Rewrite(rewritten, h, 77, 0, 0, false)
-	if _, _, err := r.Recompress(nil, rewritten, h, None); err == nil {
+	if _, _, err := r.Recompress(nil, rewritten, h, Compression{Codec: None}); err == nil {
 		t.Fatal("stale header: no error")
 	}
 	rh, _ := Parse(rewritten)
-	out, got, err := r.Recompress(nil, rewritten, rh, None)
+	out, got, err := r.Recompress(nil, rewritten, rh, Compression{Codec: None})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRecompressed(t, rewritten, out, got, None)
 
 	// The Recompressor still works after errors.
-	out, got, err = r.Recompress(nil, src[Lz4], h, Snappy)
+	out, got, err = r.Recompress(nil, src[Lz4], h, Compression{Codec: Snappy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,11 +461,11 @@ func TestRecompressAllocs(t *testing.T) {
 			var r Recompressor
 			dst := make([]byte, 0, 2*len(b)+1024)
 			for range 3 {
-				if _, _, err := r.Recompress(dst, b, h, to); err != nil {
+				if _, _, err := r.Recompress(dst, b, h, Compression{Codec: to}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			n := testing.AllocsPerRun(20, func() { r.Recompress(dst, b, h, to) })
+			n := testing.AllocsPerRun(20, func() { r.Recompress(dst, b, h, Compression{Codec: to}) })
 			if n > 4 {
 				t.Errorf("%s->%s: %.1f allocations per batch, want at most 4", from, to, n)
 			}
@@ -490,7 +490,7 @@ func BenchmarkRecompress(b *testing.B) {
 			h, _ := Parse(src)
 			raw, _ := kgo.DefaultDecompressor().Decompress(src[HeaderSize:], kgo.CompressionCodecType(from))
 			var r Recompressor
-			dst, _, err := r.Recompress(nil, src, h, to)
+			dst, _, err := r.Recompress(nil, src, h, Compression{Codec: to})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -498,7 +498,7 @@ func BenchmarkRecompress(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if dst, _, err = r.Recompress(dst[:0], src, h, to); err != nil {
+				if dst, _, err = r.Recompress(dst[:0], src, h, Compression{Codec: to}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -530,7 +530,7 @@ func FuzzRecompress(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, got, err := r.Recompress(nil, b, h, Codec(to%6))
+		out, got, err := r.Recompress(nil, b, h, Compression{Codec: Codec(to % 6)})
 		if err != nil {
 			return
 		}
@@ -539,4 +539,13 @@ func FuzzRecompress(f *testing.F) {
 			t.Fatalf("bad result %+v (%v) for %+v", ph, err, h)
 		}
 	})
+}
+
+// kgoCodec is franz-go's codec for c at its default level.
+func kgoCodec(c Codec) kgo.CompressionCodec {
+	k, err := Compression{Codec: c}.Kgo()
+	if err != nil {
+		panic(err)
+	}
+	return k
 }

@@ -568,6 +568,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		TakeoverTopic:          takeover,
 		FastPath:               fc.FastPath,
 		Compression:            prodMap.Settings.Compression,
+		CompressionLevel:       prodMap.Settings.CompressionLevel,
 		Idempotent:             prodMap.Settings.Idempotent,
 		Acks:                   acks(prodMap.Settings.Acks),
 		PartitionFetchSize:     consMap.Settings.PartitionFetchBytes,

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 
+	"strait/internal/batch"
 	"strait/internal/config"
 	"strait/internal/saslconf"
 	"strait/internal/tlsconf"
@@ -53,6 +54,12 @@ type Settings struct {
 	// Compression is compression.type ("" when unset: Strait then uses none
 	// on the record path, as the Java producer does).
 	Compression string
+	// CompressionLevel is the level of Compression's codec, Kafka's number
+	// (compression.gzip.level, compression.lz4.level or
+	// compression.zstd.level); 0 when that key is unset, which is the
+	// codec's default (batch.Compression). The record path's producer
+	// compresses at it, and the fast path recompresses at it.
+	CompressionLevel int
 	// BufferBytes is buffer.memory (producer), 32 MiB when unset as in Java.
 	BufferBytes int64
 	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
@@ -104,6 +111,9 @@ func mapClient(role Role, c config.Client, transactional bool) (Mapped, []Proble
 		}
 	}
 	x.security(c)
+	if role == Producer {
+		x.compression()
+	}
 	s := &x.m.Settings
 	if role == Producer && s.Acks != "all" {
 		// Kafka's idempotent producer needs acks=all. The config refuses
@@ -147,6 +157,11 @@ type mapper struct {
 	// security.protocol, upper case ("" when unset: PLAINTEXT).
 	protocol     string
 	protocolProp config.ClientProp
+	// compression.type and the level keys, applied together once all are
+	// read (compression).
+	compressionProp config.ClientProp
+	levelProp       [batch.Zstd + 1]*config.ClientProp // a valid level key, by codec; nil when unset
+	level           [batch.Zstd + 1]int                // its value
 }
 
 func (x *mapper) add(o ...kgo.Opt) { x.m.Opts = append(x.m.Opts, o...) }
@@ -288,13 +303,24 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 	s := &x.m.Settings
 	switch p.Key {
 	case "compression.type":
-		codec, ok := Codec(v)
-		if !ok {
+		if _, ok := Codec(v); !ok {
 			x.bad(p, "compression.type must be one of none, gzip, snappy, lz4, zstd; got %q", v)
 			return
 		}
 		s.Compression = strings.ToLower(v)
-		x.add(kgo.ProducerBatchCompression(codec))
+		x.compressionProp = p
+	case "compression.gzip.level", "compression.lz4.level", "compression.zstd.level":
+		codec := batch.CodecNamed(strings.TrimSuffix(strings.TrimPrefix(p.Key, "compression."), ".level"))
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			x.bad(p, "%s must be an integer; got %q", p.Key, p.Display())
+			return
+		}
+		if err := batch.CheckLevel(codec, n); err != nil {
+			x.bad(p, "%s %v; got %s", p.Key, err, p.Display())
+			return
+		}
+		x.levelProp[codec], x.level[codec] = &p, n
 	case "linger.ms":
 		if d, ok := x.ms(p); ok {
 			x.add(kgo.ProducerLinger(d))
@@ -368,6 +394,41 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 	}
 }
 
+// compression adds the producer's codec at its level, once every key is
+// read (Props are sorted, and compression.type comes between the level
+// keys). Kafka's levels become franz-go's in batch.Compression.Kgo. A
+// level key of a codec compression.type does not name is accepted, as
+// Kafka accepts it (its range is still checked), and has no effect: it gets
+// a warning, as other keys without effect do.
+func (x *mapper) compression() {
+	s := &x.m.Settings
+	codec := batch.None
+	if s.Compression != "" {
+		codec = batch.CodecNamed(s.Compression)
+	}
+	for c, p := range x.levelProp {
+		if p == nil || batch.Codec(c) == codec {
+			continue
+		}
+		inUse := "compression.type=" + codec.String()
+		if s.Compression == "" {
+			inUse = "compression.type unset (none)"
+		}
+		x.warn(*p, "%s has no effect with %s: it sets the level of %s only; set compression.type=%s to use it", p.Key, inUse, batch.Codec(c), batch.Codec(c))
+	}
+	if s.Compression == "" {
+		return
+	}
+	c := batch.Compression{Codec: codec, Level: x.level[codec]} // 0 unless its key is set
+	kc, err := c.Kgo()
+	if err != nil { // not reached: both keys were checked when read
+		x.bad(x.compressionProp, "compression.type=%s: %v", s.Compression, err)
+		return
+	}
+	s.CompressionLevel = c.Level
+	x.add(kgo.ProducerBatchCompression(kc))
+}
+
 func (x *mapper) consumer(p config.ClientProp, v string) {
 	s := &x.m.Settings
 	switch p.Key {
@@ -438,21 +499,15 @@ func (x *mapper) admin(p config.ClientProp) {
 	}
 }
 
-// Codec returns the franz-go codec for a Java compression.type name.
+// Codec returns the franz-go codec, at its default level, for a Java
+// compression.type name.
 func Codec(name string) (kgo.CompressionCodec, bool) {
-	switch strings.ToLower(strings.TrimSpace(name)) {
-	case "none", "":
-		return kgo.NoCompression(), true
-	case "gzip":
-		return kgo.GzipCompression(), true
-	case "snappy":
-		return kgo.SnappyCompression(), true
-	case "lz4":
-		return kgo.Lz4Compression(), true
-	case "zstd":
-		return kgo.ZstdCompression(), true
+	c := batch.None
+	if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
+		c = batch.CodecNamed(name)
 	}
-	return kgo.CompressionCodec{}, false
+	kc, err := batch.Compression{Codec: c}.Kgo()
+	return kc, err == nil
 }
 
 // Identity names a client for logs and broker-side quotas.

@@ -122,3 +122,33 @@ func TestPlanTransactionTimeout(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestPlanCompressionLevels: the level keys of the file reach the data
+// producer's settings; a level for another codec than compression.type is
+// accepted with a warning, and a level out of Kafka's range is an error
+// naming the key, its line, the value and the range.
+func TestPlanCompressionLevels(t *testing.T) {
+	const base = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\nemit.heartbeats.enabled = false\n" +
+		"B.producer.compression.type = zstd\n"
+	plan, err := NewPlan(parse(t, base+"B.producer.compression.zstd.level = 12\nB.producer.compression.gzip.level = 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := plan.Flow("A", "B").TargetProducer.Mapped.Settings; s.Compression != "zstd" || s.CompressionLevel != 12 {
+		t.Errorf("target producer compression %q level %d, want zstd level 12", s.Compression, s.CompressionLevel)
+	}
+	var got []string
+	for _, w := range plan.Warnings {
+		got = append(got, w.String())
+	}
+	want := []string{`key "B.producer.compression.gzip.level" (line 8): compression.gzip.level has no effect with compression.type=zstd: it sets the level of gzip only; set compression.type=gzip to use it (target producer of A->B)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	_, err = NewPlan(parse(t, base+"B.producer.compression.zstd.level = 23\n"))
+	const wantErr = `mm2.properties:7: key "B.producer.compression.zstd.level": compression.zstd.level must be between -131072 and 22 (3 is the default); got 23 (target producer of A->B)`
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("error:\n%v\nwant:\n%s", err, wantErr)
+	}
+}

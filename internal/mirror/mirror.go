@@ -65,6 +65,10 @@ type Config struct {
 	// file does not set it). The fast path keeps each batch's codec, so a
 	// batch in another codec than a configured one takes the record path.
 	Compression string
+	// CompressionLevel is the level of Compression's codec, Kafka's number
+	// (kafkaclient.Settings.CompressionLevel; 0 is the codec's default),
+	// for the batches the fast path recompresses or rebuilds.
+	CompressionLevel int
 	// Idempotent and Acks are the target producer's settings.
 	Idempotent bool
 	Acks       int16

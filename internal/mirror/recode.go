@@ -54,7 +54,12 @@ type rebuiltBatch struct {
 // partition's fetch offset, by source topic name; names maps the topic IDs
 // of the request to names, for responses that carry IDs only. It returns
 // the rebuilt batches of each response partition.
-func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, to batch.Codec) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
+//
+// It compresses at the codec's default level: the level of
+// compression.type's codec (mirror.Config.CompressionLevel) reaches it
+// once forwardConfig carries it (issue 23, 3a).
+func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, codec batch.Codec) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
+	to := batch.Compression{Codec: codec}
 	type job struct {
 		rp      *kmsg.FetchResponseTopicPartition
 		from    int64
@@ -72,7 +77,7 @@ func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map
 			if !ok {
 				continue
 			}
-			rebuild, recode := preparation(rp.RecordBatches, from, to)
+			rebuild, recode := preparation(rp.RecordBatches, from, to.Codec)
 			if rebuild || recode {
 				todo = append(todo, &job{rp: rp, from: from, rebuild: rebuild, recode: recode})
 			}
@@ -141,10 +146,11 @@ func preparation(batches []byte, from int64, to batch.Codec) (rebuild, recode bo
 	return rebuild, recode
 }
 
-// rebuildBatches rebuilds the data batches that need it, in codec to (the
-// batch's own when to < 0). A batch with a bad CRC or records that do not
-// decode is left out: walkBatches refetches it or leaves the fast path.
-func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Codec) rebuiltBatches {
+// rebuildBatches rebuilds the data batches that need it, in to (the
+// batch's own codec, at its default level, when to.Codec < 0). A batch
+// with a bad CRC or records that do not decode is left out: walkBatches
+// refetches it or leaves the fast path.
+func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Compression) rebuiltBatches {
 	out := rebuiltBatches{}
 	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
@@ -157,8 +163,8 @@ func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.
 			continue
 		}
 		codec := to
-		if codec < 0 {
-			codec = h.Codec()
+		if codec.Codec < 0 {
+			codec = batch.Compression{Codec: h.Codec()}
 		}
 		if rb, err := r.Rebuild(b, h, from, codec); err == nil {
 			out[h.BaseOffset] = &rebuiltBatch{Rebuilt: rb, from: from}
@@ -194,9 +200,10 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 }
 
 // recodeBatches returns batches with every data batch fetched at from on
-// in codec to, except those to rebuild, in a new buffer; batches it cannot
-// recode, and a partial batch at the end, are copied as they are.
-func recodeBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Codec) []byte {
+// in to.Codec (compressed at to.Level), except those to rebuild, in a new
+// buffer; batches already in to.Codec, batches it cannot recode, and a
+// partial batch at the end, are copied as they are.
+func recodeBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Compression) []byte {
 	out := make([]byte, 0, len(batches)+len(batches)/8)
 	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
@@ -205,7 +212,7 @@ func recodeBatches(r *batch.Recompressor, batches []byte, from int64, to batch.C
 		}
 		b := rest[:h.Size()]
 		rest = rest[h.Size():]
-		if h.Control() || h.Codec() == to || h.NextOffset() <= from || batch.NeedsRebuild(h, from) {
+		if h.Control() || h.Codec() == to.Codec || h.NextOffset() <= from || batch.NeedsRebuild(h, from) {
 			out = append(out, b...)
 			continue
 		}
