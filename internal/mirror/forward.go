@@ -68,6 +68,7 @@ const (
 // forwardConfig tunes the fast path.
 type forwardConfig struct {
 	Codec              batch.Codec // required codec of forwarded batches; -1 = any
+	Level              int         // Codec's compression level, Kafka's number (batch.Compression)
 	ReadCommitted      bool
 	Idempotent         bool
 	Acks               int16 // -1 (all) unless the producer settings say otherwise
@@ -575,7 +576,7 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 				}
 			}
 			if fd.err == nil {
-				fd.rebuilt = prepareResponse(fd.resp, idNames, at, f.cfg.Codec) // recode.go
+				fd.rebuilt = prepareResponse(fd.resp, idNames, at, f.cfg.compression()) // recode.go
 			}
 		}
 		return fd

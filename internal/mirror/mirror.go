@@ -329,6 +329,7 @@ func (m *Mirror) newForwarder() *forwarder {
 	}
 	return newForwarder(forwardConfig{
 		Codec:              codec,
+		Level:              m.cfg.CompressionLevel,
 		ReadCommitted:      m.cfg.ReadCommitted,
 		Idempotent:         m.cfg.Idempotent,
 		Acks:               m.cfg.Acks,

@@ -40,6 +40,13 @@ import (
 
 var recompressors = sync.Pool{New: func() any { return new(batch.Recompressor) }}
 
+// compression is what the fast path compresses the batches it recodes and
+// rebuilds with: the target's compression.type (Codec, -1 when unset) at
+// its level.
+func (c forwardConfig) compression() batch.Compression {
+	return batch.Compression{Codec: c.Codec, Level: c.Level}
+}
+
 // rebuiltBatches are the rebuilt batches of one partition's fetch, by the
 // base offset of the source batch each was rebuilt from.
 type rebuiltBatches map[int64]*rebuiltBatch
@@ -50,16 +57,12 @@ type rebuiltBatch struct {
 }
 
 // prepareResponse rebuilds, in resp, the batches that need it, and recodes
-// the others that are not in codec to (none when to < 0). at holds each
+// the others that are not in codec to.Codec (none when to.Codec < 0), at
+// to.Level (compression.type's compression.<codec>.level). at holds each
 // partition's fetch offset, by source topic name; names maps the topic IDs
 // of the request to names, for responses that carry IDs only. It returns
 // the rebuilt batches of each response partition.
-//
-// It compresses at the codec's default level: the level of
-// compression.type's codec (mirror.Config.CompressionLevel) reaches it
-// once forwardConfig carries it (issue 23, 3a).
-func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, codec batch.Codec) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
-	to := batch.Compression{Codec: codec}
+func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, to batch.Compression) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
 	type job struct {
 		rp      *kmsg.FetchResponseTopicPartition
 		from    int64

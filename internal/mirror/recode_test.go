@@ -51,3 +51,27 @@ func TestRecodeAtLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathCompressionLevel: the target producer's level reaches the
+// fast path (Config.CompressionLevel, forwardConfig) and prepareResponse
+// recodes a fetched batch at it.
+func TestFastPathCompressionLevel(t *testing.T) {
+	m := testMirror()
+	m.cfg.FastPath, m.cfg.Compression, m.cfg.CompressionLevel = true, "gzip", 9
+	if got := m.newForwarder().cfg.compression(); got != (batch.Compression{Codec: batch.Gzip, Level: 9}) {
+		t.Fatalf("the fast path compresses with %s, want gzip level 9", got)
+	}
+	src := encodeBatch(0, 3000, 0, 3, nil)
+	recoded := func(level int) []byte {
+		resp := fetchResp("t", src)
+		prepareResponse(resp, nil, map[tp]int64{{"t", 0}: 0}, batch.Compression{Codec: batch.Gzip, Level: level})
+		b := resp.Topics[0].Partitions[0].RecordBatches
+		if h, err := batch.Parse(b); err != nil || h.Codec() != batch.Gzip || h.NumRecords != 3000 {
+			t.Fatalf("recoded batch %+v (%v), want gzip with 3000 records", h, err)
+		}
+		return b
+	}
+	if low, high := recoded(1), recoded(9); len(high) >= len(low) {
+		t.Errorf("gzip level 9 gave %d bytes, level 1 %d", len(high), len(low))
+	}
+}
