@@ -37,6 +37,44 @@ type cellResult struct {
 	// EOSCost compares each replicator's exactly-once variant with its default mode
 	// (at-least-once), for the cells that ran one (the matrix's exactly-once row).
 	EOSCost map[string]eosCost `json:"exactly_once_cost,omitempty"`
+	// Link is a distance cell's comparison (nil elsewhere).
+	Link *linkFigures `json:"link_figures,omitempty"`
+}
+
+// linkFigures are a distance cell's steady throughputs set against each other and
+// against the link's own limit; a figure is 0 when a tool or the probe did not run.
+type linkFigures struct {
+	// LimitMBps is what one franz-go consumer alone read across the link, from its
+	// first record to its last (as the copies' steady figures); 0 when that window was
+	// shorter than minSteadyWindow (the backlog was a few fetches).
+	LimitMBps float64 `json:"limit_mb_per_s"`
+	// StraitOverMM2 is Strait / MM2 as tuned (mm2), StraitOverMM2Default Strait / MM2
+	// at its defaults (mm2-default), of the steady medians.
+	StraitOverMM2        float64 `json:"strait_over_mm2"`
+	StraitOverMM2Default float64 `json:"strait_over_mm2_default"`
+	// StraitOfLimit is Strait's steady median over LimitMBps.
+	StraitOfLimit float64 `json:"strait_of_limit"`
+}
+
+// linkFiguresOf derives a distance cell's figures from its summaries and limits.
+func linkFiguresOf(summary map[string]toolSummary, limits []limitResult) *linkFigures {
+	f := &linkFigures{}
+	for _, l := range limits {
+		if l.Name == limitLink && l.Seconds-l.FirstRecordSeconds >= minSteadyWindow {
+			f.LimitMBps = l.SteadyMBPerSec
+		}
+	}
+	div := func(a, b float64) float64 {
+		if a == 0 || b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	s := summary[toolStrait].SteadyMBps.Median
+	f.StraitOverMM2 = div(s, summary[toolMM2].SteadyMBps.Median)
+	f.StraitOverMM2Default = div(s, summary[toolMM2Default].SteadyMBps.Median)
+	f.StraitOfLimit = div(s, f.LimitMBps)
+	return f
 }
 
 // eosCost is a replicator's exactly-once runs over its at-least-once runs of the same
@@ -164,6 +202,10 @@ func (c *cellResult) summarizeCell() {
 			PeakRSS:        div(eos.PeakRSSMiB.Median, plain.PeakRSSMiB.Median),
 		}
 	}
+	c.Link = nil
+	if c.Workload.Link != nil {
+		c.Link = linkFiguresOf(c.Summary, c.Limits)
+	}
 	s, okS := c.Summary[toolStrait]
 	m, okM := c.Summary[toolMM2]
 	if !okS || !okM {
@@ -175,6 +217,9 @@ func (c *cellResult) summarizeCell() {
 		PeakRSS:        div(s.PeakRSSMiB.Median, m.PeakRSSMiB.Median),
 		MBps:           div(s.MBps.Median, m.MBps.Median),
 		CPUPerGB:       div(s.CPUPerGB.Median, m.CPUPerGB.Median),
+	}
+	if c.Workload.Link != nil {
+		return // issue 8's targets are for loopback; a distance cell has its own table
 	}
 	cpuGoal, cpuText := goalCPUFastPath, "CPU/GB ≤ 1/10 (fast path)"
 	if c.StraitPath == "record" {
@@ -217,10 +262,29 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	}
 	c.Preload = &load
 	defer r.deleteTopics(ctx, r.src, ts.names)
+	if w.Link != nil {
+		// A distance cell: the preload went to A directly; the link's probe and
+		// every tool's connections to A cross the proxy from here on.
+		if err := r.link.set(*w.Link); err != nil {
+			return c, err
+		}
+		r.viaLink = true
+		defer func() {
+			r.viaLink = false
+			if err := r.link.clear(); err != nil {
+				r.log.Warn("clearing the link", "err", err)
+			}
+		}()
+	}
 	// The client limits run next to the copies in time, so the load from other work on
 	// the machine is as alike as it gets.
 	if w.Limits && p.has(phaseLimits) && w.Topics == 1 {
-		lim, err := r.limits(ctx, g, ts, w.landingCodec(), w.Records, ends, &load)
+		var lim []limitResult
+		if w.Link != nil {
+			lim, err = r.linkLimit(ctx, ts, ends, *w.Link)
+		} else {
+			lim, err = r.limits(ctx, g, ts, w.landingCodec(), w.Records, ends, &load)
+		}
 		if err != nil {
 			return c, fmt.Errorf("client-limit runs: %w", err)
 		}

@@ -75,6 +75,9 @@ type copyResult struct {
 	// MM2Settings is what MM2's log says its data producer and source consumers used of
 	// each setting the harness wrote (MM2 only).
 	MM2Settings []settingCheck `json:"mm2_settings,omitempty"`
+	// LinkBytesDown is what crossed the link proxy from A during the copy, in a
+	// distance cell (records, with their batch headers, and the tool's other reads).
+	LinkBytesDown int64 `json:"link_bytes_down,omitempty"`
 	// StraitRecordPath counts the partitions Strait's log says continued on the record
 	// path (Strait only).
 	StraitRecordPath int `json:"strait_record_path_partitions"`
@@ -104,6 +107,10 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 		Partitions: partitions * len(src.names), Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
 	}
 	broker0 := r.brokerCPU()
+	var down0 int64
+	if r.viaLink {
+		down0 = r.link.bytesDown()
+	}
 	pr, err := r.launch(tool, f)
 	if err != nil {
 		return res, err
@@ -127,6 +134,14 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 		res.BrokerCPU[k] = v - broker0[k]
 	}
 	res.derive()
+	if r.viaLink {
+		// The tool's configuration names only the proxy for A, and A advertises the
+		// proxy; this makes sure the records did cross it.
+		res.LinkBytesDown = r.link.bytesDown() - down0
+		if res.LinkBytesDown < payload {
+			return res, pr.failure("copied %d bytes of payload but only %d bytes crossed the link proxy from A: it bypassed the link", payload, res.LinkBytesDown)
+		}
+	}
 	r.log.Info("copy complete", "tool", tool, "wall_s", res.WallSeconds, "mb_per_s", res.MBPerSec, "cpu_s", res.CPUSeconds, "peak_rss_mb", float64(st.PeakRSSBytes)/1e6)
 	if res.TargetRecords != res.Records {
 		r.log.Warn("the target holds more records than the source: duplicates", "tool", tool, "target", res.TargetRecords, "source", res.Records)
@@ -165,7 +180,11 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	case toolMM2:
 		// MM2 logs every client's configuration when it creates the client: the data
 		// producer and the source consumers exist by now.
-		checks, err := checkMM2Settings(pr.mm2Log, f.wantedMM2Settings(tool == toolMM2EOS))
+		want := f.wantedMM2Settings(tool == toolMM2EOS)
+		if tool == toolMM2Default {
+			want = f.wantedMM2Defaults()
+		}
+		checks, err := checkMM2Settings(pr.mm2Log, want)
 		res.MM2Settings = checks
 		if err != nil {
 			return res, fmt.Errorf("MM2 did not run with the settings both tools were given (%s): %w", pr.mm2Log, err)

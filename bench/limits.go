@@ -18,8 +18,13 @@ type limitResult struct {
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_s"`
 	MBPerSec      float64 `json:"mb_per_s"`
-	ClientCPU     float64 `json:"client_cpu_s"`
-	LoadAvg       string  `json:"load_avg_at_start"`
+	// SteadyMBPerSec is a consumer's payload over the time from its first record to
+	// its last, leaving out its start (bootstrap, metadata, the first fetch's round
+	// trip), as the copies' steady figures do; 0 for a producer.
+	SteadyMBPerSec     float64 `json:"steady_mb_per_s,omitempty"`
+	FirstRecordSeconds float64 `json:"first_record_s,omitempty"`
+	ClientCPU          float64 `json:"client_cpu_s"`
+	LoadAvg            string  `json:"load_avg_at_start"`
 }
 
 func newLimit(name, cluster, topic string, pr produceResult, load string) limitResult {
@@ -28,6 +33,10 @@ func newLimit(name, cluster, topic string, pr produceResult, load string) limitR
 	if pr.Seconds > 0 {
 		l.RecordsPerSec = float64(pr.Records) / pr.Seconds
 		l.MBPerSec = mbps(pr.PayloadBytes, pr.Seconds)
+	}
+	if pr.FirstRecordSeconds > 0 {
+		l.FirstRecordSeconds = pr.FirstRecordSeconds
+		l.SteadyMBPerSec = mbps(pr.PayloadBytes, pr.Seconds-pr.FirstRecordSeconds)
 	}
 	return l
 }
@@ -69,14 +78,15 @@ func (r *runner) limits(ctx context.Context, g *generator, ts topicSet, codecNam
 }
 
 // consumeAll reads partitions 0..len(ends)-1 of topic from the start up to ends, with
-// the fetch sizes the replicators get (4 MiB per partition).
-func consumeAll(ctx context.Context, bootstrap, topic string, ends []int64) (produceResult, error) {
+// the fetch sizes the replicators get (4 MiB per partition); opts come last, so they can
+// change those.
+func consumeAll(ctx context.Context, bootstrap, topic string, ends []int64, opts ...kgo.Opt) (produceResult, error) {
 	offsets := map[int32]kgo.Offset{}
 	for p := range ends {
 		offsets[int32(p)] = kgo.NewOffset().AtStart()
 	}
-	cl, err := newClient(bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchMaxPartitionBytes(4<<20), kgo.ClientID("strait-bench-consumer"))
+	cl, err := newClient(bootstrap, append([]kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMaxPartitionBytes(4 << 20), kgo.ClientID("strait-bench-consumer")}, opts...)...)
 	if err != nil {
 		return produceResult{}, err
 	}
@@ -100,6 +110,9 @@ func consumeAll(ctx context.Context, bootstrap, topic string, ends []int64) (pro
 			return res, ferr
 		}
 		fs.EachRecord(func(rec *kgo.Record) {
+			if res.Records == 0 {
+				res.FirstRecordSeconds = time.Since(began).Seconds()
+			}
 			res.Records++
 			res.PayloadBytes += payloadBytes(rec)
 			next[rec.Partition] = rec.Offset + 1

@@ -125,6 +125,8 @@ type produceResult struct {
 	PayloadBytes int64   `json:"payload_bytes"`
 	Seconds      float64 `json:"seconds"`
 	ClientCPU    float64 `json:"client_cpu_s"`
+	// FirstRecordSeconds is when a consumer received its first record (consumeAll).
+	FirstRecordSeconds float64 `json:"first_record_s,omitempty"`
 }
 
 // produceBacklog writes n records with the generator and waits for every acknowledgement.

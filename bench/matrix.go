@@ -20,6 +20,9 @@ const (
 	matrixNone    = ""
 	matrixReduced = "reduced"
 	matrixFull    = "full"
+	// matrixDistance is cluster A behind a latency proxy (link.go): the tools run near
+	// the target and reach the source across a long link.
+	matrixDistance = "distance"
 )
 
 // mm2TasksCap bounds tasks.max when -mm2-tasks is 0: one task per partition up to this
@@ -63,6 +66,9 @@ type workload struct {
 	// tools of -tools, each right after its replicator in default mode: the
 	// matrix's exactly-once row, on the same backlog.
 	EOS []string `json:"exactly_once_variants,omitempty"`
+	// Link puts cluster A behind the latency proxy for the tools and the link-limit
+	// probe (a distance cell); nil: loopback.
+	Link *linkSpec `json:"link,omitempty"`
 }
 
 // tools are the tools the cell runs in each round, in order: those of -tools, each
@@ -91,8 +97,8 @@ func newWorkload(size, partitions, topics int, codec string, mixed bool, target 
 	return w
 }
 
-// name is the cell's label in tables and charts, e.g. "1 KiB × 8p, lz4 → zstd (different)".
-func (w workload) name() string {
+// data is the cell's records and codecs, e.g. "1 KiB × 8p, lz4 → zstd (different)".
+func (w workload) data() string {
 	parts := fmt.Sprintf("%dp", w.Partitions)
 	if w.Topics > 1 {
 		parts = fmt.Sprintf("%d topics × %dp", w.Topics, w.Partitions)
@@ -106,6 +112,15 @@ func (w workload) name() string {
 		dst = w.TargetCodec + " (" + w.Target + ")"
 	}
 	return fmt.Sprintf("%s × %s, %s → %s", sizeText(w.RecordSize), parts, src, dst)
+}
+
+// name is the cell's label in tables and charts, e.g. "1 KiB × 8p, lz4 → zstd (different)",
+// with the link of a distance cell: "1 KiB × 8p, none → unset, RTT 150 ms, uncapped".
+func (w workload) name() string {
+	if w.Link != nil {
+		return w.data() + ", " + w.Link.text()
+	}
+	return w.data()
 }
 
 // totalPartitions is the partitions of every source topic together.
@@ -123,7 +138,7 @@ func withLimits(cells []workload) {
 // hasLimitTarget reports whether the cell carries the issue's target of 90% of the
 // produce-only limit: 1 KiB uncompressed records into 8 partitions, compression.type unset.
 func (w workload) hasLimitTarget() bool {
-	return w.RecordSize == 1024 && w.Partitions == 8 && w.Topics == 1 && w.Codec == "none" && !w.Mixed && w.Target == targetUnset
+	return w.Link == nil && w.RecordSize == 1024 && w.Partitions == 8 && w.Topics == 1 && w.Codec == "none" && !w.Mixed && w.Target == targetUnset
 }
 
 // landingCodec is the codec Strait writes to B: the target's compression.type, or each
@@ -197,6 +212,34 @@ func fullMatrix(scale float64) []workload {
 	return cells
 }
 
+// distanceMatrix is -matrix distance: 1 KiB uncompressed records into 8 partitions, 500 MB
+// (times scale), behind a link of each round trip of rtts, uncapped and then capped at
+// mbps (no capped cells when 0), and one cell of 64 partitions at the longest round trip,
+// uncapped: how the tools' fetch concurrency grows with partitions across the link.
+func distanceMatrix(scale float64, rtts []duration, mbps float64) []workload {
+	var cells []workload
+	cell := func(partitions int, link linkSpec) workload {
+		w := newWorkload(1024, partitions, 1, "none", false, targetUnset, recordsFor(distanceMB*scale, 1024))
+		w.Link, w.Limits = &link, true
+		return w
+	}
+	var longest duration
+	for _, rtt := range rtts {
+		cells = append(cells, cell(8, linkSpec{RTT: rtt}))
+		if mbps > 0 {
+			cells = append(cells, cell(8, linkSpec{RTT: rtt, MBps: mbps}))
+		}
+		longest.Duration = max(longest.Duration, rtt.Duration)
+	}
+	if len(rtts) > 0 {
+		cells = append(cells, cell(64, linkSpec{RTT: longest}))
+	}
+	return cells
+}
+
+// distanceMB is a distance cell's backlog: enough for a steady figure at 100 MB/s.
+const distanceMB = 500
+
 // Rough rates of this 2-core machine behind estimate, from the runs in bench/results.
 const (
 	estClusters       = 25 * time.Second // two brokers start
@@ -220,7 +263,42 @@ const (
 	// they share the flow, and the copy.
 	estNodesShare = 12 * time.Second
 	estNodesMBps  = 120
+	// Distance cells: MM2 without its tuning (one task, 1 MiB per partition fetches,
+	// 16 KiB batches), a consumer alone, and what a reader has in flight per round
+	// trip (linkRate): 4 MiB per partition, at most fetch.max.bytes (50 MiB; the
+	// probe's 64 MiB is capped by the broker's own fetch.max.bytes, 55 MiB).
+	estMM2DefaultMBps   = 40
+	estConsumeMBps      = 300
+	estPartitionFetchMB = 4.19
+	estFetchMaxMB       = 52.4
+	estProbeFetchMB     = 57.7
+	// Round trips to A before the first record reaches B: 3.3 s for Strait and 14.4 s
+	// for MM2 at 150 ms, against 1.4 s and 8 s on loopback.
+	estStraitStartRTTs = 13
+	estMM2StartRTTs    = 40
 )
+
+// linkRate is a rough steady rate across link of a reader that copies at mbps on loopback
+// and has window MB in flight per round trip: one window per round trip plus the time to
+// move it, at most the link's cap. Without a link it is mbps.
+func linkRate(mbps, window float64, link *linkSpec) float64 {
+	if link == nil {
+		return mbps
+	}
+	if link.MBps > 0 {
+		mbps = min(mbps, link.MBps)
+	}
+	return min(mbps, window/(link.RTT.Seconds()+window/mbps))
+}
+
+// linkStart is the start of a tool that needs rtts round trips to A before its first
+// record reaches B (metadata, offsets, group and topic set-up).
+func linkStart(rtts int, link *linkSpec) time.Duration {
+	if link == nil {
+		return 0
+	}
+	return time.Duration(rtts) * link.RTT.Duration
+}
 
 // estimate is how long the cells take with runs runs per tool, plus the clusters and the
 // latency cell: a forecast printed at the start, compared with the real duration at the end.
@@ -236,21 +314,29 @@ func estimate(cells []workload, runs int, tools []string, latency time.Duration)
 			slow = estSmallRecFactor
 		}
 		secs := func(mbps float64) time.Duration { return time.Duration(mb * slow / mbps * float64(time.Second)) }
+		// across: the rate across the cell's link of a reader with window MB in flight.
+		across := func(mbps, window float64) float64 { return linkRate(mbps, window, w.Link) }
+		fetchAll := float64(w.totalPartitions()) * estPartitionFetchMB
 		total += 2*time.Second + secs(estPreloadMBps)
-		if w.Limits {
+		switch {
+		case w.Limits && w.Link != nil:
+			total += secs(across(estConsumeMBps, min(fetchAll, estProbeFetchMB)))
+		case w.Limits:
 			total += 2 * secs(estPreloadMBps)
 		}
 		for _, t := range w.tools(tools) {
 			var one time.Duration
 			switch t {
 			case toolStrait:
-				one = estStraitStart + secs(estStraitMBps) + time.Second
+				one = estStraitStart + linkStart(estStraitStartRTTs, w.Link) + secs(across(estStraitMBps, min(fetchAll, estFetchMaxMB))) + time.Second
 			case toolStraitEOS:
 				one = estStraitStart + secs(estStraitEOSMBps) + secs(estCountMBps) + time.Second
 			case toolMM2:
-				one = estMM2Start + secs(estMM2MBps) + estMM2Stop
+				one = estMM2Start + linkStart(estMM2StartRTTs, w.Link) + secs(across(estMM2MBps, fetchAll)) + estMM2Stop
 			case toolMM2EOS:
 				one = estMM2EOSStart + secs(estMM2EOSMBps) + secs(estCountMBps) + estMM2Stop
+			case toolMM2Default:
+				one = estMM2Start + linkStart(estMM2StartRTTs, w.Link) + secs(across(estMM2DefaultMBps, min(fetchAll/4, estFetchMaxMB))) + estMM2Stop
 			}
 			if baseTool(t) == toolMM2 && w.Topics > 1 {
 				one += estManyTopicsMM2

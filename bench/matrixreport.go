@@ -112,6 +112,8 @@ func toolLabel(t string) string {
 		return "Strait exactly-once"
 	case toolMM2EOS:
 		return "MM2 exactly-once"
+	case toolMM2Default:
+		return "MM2 at defaults"
 	}
 	return t
 }
@@ -261,7 +263,9 @@ func runsText(s toolSummary, v stat, format string) string {
 
 // ratioText is a ratio of the medians, "–" unless both tools have good runs.
 func ratioText(c cellResult, r float64, format string) string {
-	if len(c.Targets) == 0 {
+	_, okS := c.Summary[toolStrait]
+	_, okM := c.Summary[toolMM2]
+	if !okS || !okM {
 		return "–"
 	}
 	return fmt.Sprintf(format, r)
@@ -326,7 +330,7 @@ const (
 
 // chartColors are the bars' colours per tool: each exactly-once variant a lighter shade
 // of its replicator's.
-var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85"}
+var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85", toolMM2Default: "#7f7f7f"}
 
 // chartSVG draws the steady-state throughput of both tools (and of their exactly-once
 // variants where a cell ran them) per cell as horizontal bars (median) with a line over
@@ -420,4 +424,103 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// distanceTable renders the distance cells: each tool's steady throughput across the
+// link, Strait against MM2 as tuned and at its defaults, and against the link's own limit.
+func (res *results) distanceTable(w func(string, ...any)) {
+	var cells []cellResult
+	for _, c := range res.Cells {
+		if c.Workload.Link != nil && (len(c.Copies) > 0 || len(c.Limits) > 0) {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	w("")
+	w("## Distance: cluster A behind a latency proxy, %d runs per tool", res.Params.Runs)
+	w("")
+	w("The tools run near the target, as both tools' docs advise: every connection of a tool to cluster A, and of the link-limit probe, crosses an in-process toxiproxy that adds half the round trip on each direction and, in capped cells, lets at most the cap through each direction, over all connections together. Connections to B, the brokers' own traffic and the harness's preload and offset reads are direct. Steady throughput is MB/s of payload from the first record on B to the complete copy, median [min–max] of the runs; ratios are of the medians. *MM2 tuned* is `mm2`, with the file of the tables above and bench/README.md's *How MM2 is tuned*; *MM2 at defaults* is `mm2-default`, whose file holds only the clusters, the topics and the replication factors. *Link limit* is one franz-go consumer alone (4 MiB per partition, 64 MiB per fetch) reading the same backlog across the same proxy, right after the preload.")
+	w("")
+	w("| # | link | workload | Strait MB/s | MM2 tuned MB/s | MM2 at defaults MB/s | Strait / MM2 tuned | Strait / MM2 at defaults | link limit MB/s | Strait / link limit | notes |")
+	w("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	for _, c := range cells {
+		s, m, d := c.Summary[toolStrait], c.Summary[toolMM2], c.Summary[toolMM2Default]
+		f := c.Link
+		if f == nil {
+			f = linkFiguresOf(c.Summary, c.Limits)
+		}
+		num := func(v float64, format string) string {
+			if v == 0 {
+				return "–"
+			}
+			return fmt.Sprintf(format, v)
+		}
+		notes := strings.TrimPrefix(failedText(c)+shortWindowsText(c), "; ")
+		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Workload.Link.text(), c.Workload.data(),
+			runsText(s, s.SteadyMBps, "%.1f"), runsText(m, m.SteadyMBps, "%.1f"), runsText(d, d.SteadyMBps, "%.1f"),
+			num(f.StraitOverMM2, "%.2f×"), num(f.StraitOverMM2Default, "%.2f×"), num(f.LimitMBps, "%.1f"), num(100*f.StraitOfLimit, "%.0f%%"), notes)
+	}
+	w("")
+	w("Bytes from A across the link per byte of payload (median of the runs; record batch headers, and each tool's other reads of A): %s.", linkBytesText(cells))
+}
+
+// minSteadyWindow is the shortest steady window (first record to the last) a distance
+// figure is shown without a warning: the first fetch's records (33 MB for 8 partitions)
+// count in it without the time they took, so a backlog of a few fetches, as in a trial
+// with a small -matrix-scale, gives figures far above the link's.
+const minSteadyWindow = 1.0 // seconds
+
+// shortWindowsText names, for the notes of a distance cell, the tools (median of their
+// runs) and the link-limit probe whose steady window was shorter than minSteadyWindow.
+func shortWindowsText(c cellResult) string {
+	var short []string
+	for _, l := range c.Limits {
+		if l.Name == limitLink && l.FirstRecordSeconds > 0 {
+			if d := l.Seconds - l.FirstRecordSeconds; d < minSteadyWindow {
+				short = append(short, fmt.Sprintf("link limit %.2f s", d))
+			}
+		}
+	}
+	for _, t := range allTools {
+		var xs []float64
+		for _, cp := range c.Copies {
+			if cp.Tool == t && cp.Error == "" {
+				xs = append(xs, cp.WallSeconds-cp.FirstRecordSeconds)
+			}
+		}
+		if len(xs) > 0 {
+			if d := statOf(xs).Median; d < minSteadyWindow {
+				short = append(short, fmt.Sprintf("%s %.2f s", t, d))
+			}
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; **steady window under %.0f s (%s): the backlog is a few fetches, too small for a figure; raise -matrix-scale**", minSteadyWindow, strings.Join(short, ", "))
+}
+
+// linkBytesText is, per tool, the median bytes that crossed the link from A per byte of
+// payload over the distance cells' good runs.
+func linkBytesText(cells []cellResult) string {
+	var out []string
+	for _, t := range allTools {
+		var xs []float64
+		for _, c := range cells {
+			for _, cp := range c.Copies {
+				if cp.Tool == t && cp.Error == "" && cp.PayloadBytes > 0 && cp.LinkBytesDown > 0 {
+					xs = append(xs, float64(cp.LinkBytesDown)/float64(cp.PayloadBytes))
+				}
+			}
+		}
+		if len(xs) > 0 {
+			out = append(out, fmt.Sprintf("%s %.3f", toolLabel(t), statOf(xs).Median))
+		}
+	}
+	if len(out) == 0 {
+		return "–"
+	}
+	return strings.Join(out, ", ")
 }

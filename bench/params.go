@@ -37,18 +37,21 @@ const (
 	toolMM2       = "mm2"
 	toolStraitEOS = "strait-eos"
 	toolMM2EOS    = "mm2-eos"
+	// toolMM2Default is MM2 at its defaults: its file holds only what it needs to run
+	// (clusters, topics, replication factors), none of the tuning of toolMM2 (props.go).
+	toolMM2Default = "mm2-default"
 )
 
 // allTools are the tools in the order reports list them: each replicator, then its
-// exactly-once variant.
-var allTools = []string{toolStrait, toolStraitEOS, toolMM2, toolMM2EOS}
+// exactly-once variant, then MM2 at its defaults.
+var allTools = []string{toolStrait, toolStraitEOS, toolMM2, toolMM2EOS, toolMM2Default}
 
 // baseTool is the replicator a tool runs: strait or mm2.
 func baseTool(tool string) string {
 	switch tool {
 	case toolStraitEOS:
 		return toolStrait
-	case toolMM2EOS:
+	case toolMM2EOS, toolMM2Default:
 		return toolMM2
 	}
 	return tool
@@ -87,6 +90,10 @@ type params struct {
 	MatrixEOS []string `json:"matrix_eos,omitempty"`
 	// Nodes are the node counts of the nodes mode, each run -runs times, alternating.
 	Nodes []int `json:"nodes,omitempty"`
+	// LinkRTTs and LinkMBps shape the distance matrix (-matrix distance): a cell per
+	// round trip, uncapped and capped at LinkMBps (0: no capped cells), see link.go.
+	LinkRTTs []duration `json:"link_rtts,omitempty"`
+	LinkMBps float64    `json:"link_cap_mb_per_s,omitempty"`
 
 	Records    int    `json:"records"`
 	RecordSize int    `json:"record_size_bytes"`
@@ -122,6 +129,8 @@ type params struct {
 	OutDir      string `json:"-"`
 	Rerender    string `json:"-"`
 	KeepLogs    bool   `json:"-"`
+	// linkFlags is -link-rtt or -link-mbps given without -matrix distance: an error.
+	linkFlags bool
 }
 
 // mm2Tuning is what MM2 gets beyond its defaults. It is written into every properties file,
@@ -150,6 +159,8 @@ func defaultParams() params {
 		MatrixScale:            1,
 		MatrixEOS:              []string{toolStrait},
 		Nodes:                  []int{1, 2, 3},
+		LinkRTTs:               []duration{{20 * time.Millisecond}, {80 * time.Millisecond}, {150 * time.Millisecond}},
+		LinkMBps:               100,
 		Records:                2_000_000,
 		RecordSize:             1024,
 		Partitions:             8,
@@ -190,16 +201,18 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\nStrait versus Apache MirrorMaker 2 on two local Kafka clusters; see bench/README.md.\n\n")
 		fs.PrintDefaults()
 	}
-	var tools, phases, memParts, matrixCells, matrixEOS, nodes string
+	var tools, phases, memParts, matrixCells, matrixEOS, nodes, linkRTTs string
 	matrix := matrixFlag{}
 	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions), nodes (Strait on 1, 2, 3 nodes sharing a flow; -nodes alone selects it) or all (compare, then memory)")
-	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2, and their exactly-once variants strait-eos, mm2-eos")
+	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2, their exactly-once variants strait-eos, mm2-eos, and mm2-default (MM2 without the tuning); -matrix distance: strait,mm2,mm2-default unless set")
 	fs.StringVar(&phases, "phases", strings.Join(p.Phases, ","), "phases of the compare mode: copy, latency, limits")
 	fs.IntVar(&p.Runs, "runs", p.Runs, "copies of each cell per tool, alternating the tools (strait, mm2, strait, ...); the report shows median and range")
-	fs.Var(&matrix, "matrix", "run the workload matrix instead of one cell: -matrix (the reduced one, at most 15 minutes) or -matrix full (every combination, hours); see bench/README.md")
+	fs.Var(&matrix, "matrix", "run the workload matrix instead of one cell: -matrix (the reduced one, at most 15 minutes), -matrix full (every combination, hours) or -matrix distance (cluster A behind a latency proxy, -link-rtt, -link-mbps); see bench/README.md")
 	fs.Float64Var(&p.MatrixScale, "matrix-scale", p.MatrixScale, "multiply every matrix cell's backlog by this (e.g. 0.05 for a quick trial of the matrix)")
 	fs.StringVar(&matrixCells, "matrix-cells", "", "run only these matrix cells, by number (e.g. 1,4; -matrix lists them at the start)")
 	fs.StringVar(&matrixEOS, "matrix-eos", strings.Join(p.MatrixEOS, ","), "replicators whose exactly-once variant also runs on cell 1's workload (1 KiB x 8p, uncompressed), the matrix's exactly-once row: strait, strait,mm2 or none")
+	fs.StringVar(&linkRTTs, "link-rtt", joinDurations(p.LinkRTTs), "-matrix distance: round trips between the tools and cluster A, half of each added on each direction (whole, even milliseconds)")
+	fs.Float64Var(&p.LinkMBps, "link-mbps", p.LinkMBps, "-matrix distance: the bandwidth cap of the capped cells, MB/s each direction over all connections to A together (100 ~ a 1 Gb/s link; 0: uncapped cells only)")
 	fs.StringVar(&nodes, "nodes", joinInts(p.Nodes), "nodes mode: node counts sharing the flow, each -runs times, alternating (Strait only; giving -nodes selects -mode nodes)")
 	fs.IntVar(&p.Records, "records", p.Records, "records in the backlog topic")
 	fs.IntVar(&p.RecordSize, "record-size", p.RecordSize, "value size in bytes of each record")
@@ -230,10 +243,10 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	if err := fs.Parse(args); err != nil {
 		return p, err
 	}
-	// "-matrix full": a bool-style flag takes no separate value, so "full" is the first
-	// argument left over.
-	if matrix.v == matrixReduced && fs.NArg() > 0 && fs.Arg(0) == matrixFull {
-		matrix.v = matrixFull
+	// "-matrix full": a bool-style flag takes no separate value, so "full" (or
+	// "distance") is the first argument left over.
+	if matrix.v == matrixReduced && fs.NArg() > 0 && (fs.Arg(0) == matrixFull || fs.Arg(0) == matrixDistance) {
+		matrix.v = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return p, err
 		}
@@ -255,6 +268,9 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	}
 	if p.Nodes, err = parseInts(nodes); err != nil {
 		return p, fmt.Errorf("-nodes %q: %w", nodes, err)
+	}
+	if p.LinkRTTs, err = parseDurations(linkRTTs); err != nil {
+		return p, fmt.Errorf("-link-rtt %q: %w", linkRTTs, err)
 	}
 	p.MatrixEOS = splitList(matrixEOS)
 	if len(p.MatrixEOS) == 1 && p.MatrixEOS[0] == "none" {
@@ -295,6 +311,26 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 			p.CopyTimeout.Duration = 2 * time.Minute
 		}
 	}
+	if p.Matrix == matrixDistance {
+		// Three replicators (MM2 with and without its tuning), the copies and the
+		// link's own limit; the latency phase runs on loopback and would measure
+		// nothing of the link.
+		if !set["tools"] {
+			p.Tools = []string{toolStrait, toolMM2, toolMM2Default}
+		}
+		if !set["phases"] {
+			p.Phases = []string{phaseCopy, phaseLimits}
+		}
+		// MM2 at its defaults copies 500 MB across 150 ms in minutes, not seconds.
+		if !set["copy-timeout"] {
+			p.CopyTimeout.Duration = 5 * time.Minute
+		}
+		// A distance cell has no exactly-once row.
+		p.MatrixEOS = nil
+	} else {
+		p.linkFlags = set["link-rtt"] || set["link-mbps"]
+		p.LinkRTTs, p.LinkMBps = nil, 0 // no link: nothing to record in the results
+	}
 	return p, p.validate()
 }
 
@@ -312,7 +348,7 @@ func (p *params) validate() error {
 	}
 	for _, t := range p.Tools {
 		if !slices.Contains(allTools, t) {
-			bad("-tools: unknown tool %q: use strait, mm2, strait-eos and/or mm2-eos", t)
+			bad("-tools: unknown tool %q: use strait, mm2, strait-eos, mm2-eos and/or mm2-default", t)
 		}
 	}
 	for _, t := range p.MatrixEOS {
@@ -376,6 +412,22 @@ func (p *params) validate() error {
 			bad("-matrix runs in -mode compare only; drop -mode %s or run the memory mode on its own", p.Mode)
 		}
 	}
+	if p.linkFlags {
+		bad("-link-rtt and -link-mbps shape the distance matrix: add -matrix distance")
+	}
+	if p.Matrix == matrixDistance {
+		if len(p.LinkRTTs) == 0 {
+			bad("-link-rtt is empty: give round trips such as 20ms,80ms,150ms")
+		}
+		for _, d := range p.LinkRTTs {
+			if d.Duration < 2*time.Millisecond || d.Duration > 2*time.Second || d.Duration%(2*time.Millisecond) != 0 {
+				bad("-link-rtt %s: use whole, even milliseconds from 2ms to 2s (half of it is added on each direction)", d.Duration)
+			}
+		}
+		if p.LinkMBps < 0 || p.LinkMBps > 10_000 {
+			bad("-link-mbps %g: use 0 (uncapped cells only) to 10000 MB/s", p.LinkMBps)
+		}
+	}
 	if p.KeySpread < 0 {
 		bad("-keys %d: must be 0 (null keys) or more", p.KeySpread)
 	}
@@ -431,6 +483,8 @@ func (p *params) matrixCells() []workload {
 		cells = reducedMatrix(p.MatrixScale)
 	case matrixFull:
 		cells = fullMatrix(p.MatrixScale)
+	case matrixDistance:
+		cells = distanceMatrix(p.MatrixScale, p.LinkRTTs, p.LinkMBps)
 	}
 	for i := range cells {
 		cells[i].Cell = i + 1
@@ -486,14 +540,22 @@ func (m *matrixFlag) Set(s string) error {
 	switch s {
 	case "true", matrixReduced:
 		m.v = matrixReduced
-	case matrixFull:
-		m.v = matrixFull
+	case matrixFull, matrixDistance:
+		m.v = s
 	case "false":
 		m.v = matrixNone
 	default:
-		return fmt.Errorf("use -matrix (reduced, at most 15 minutes) or -matrix full")
+		return fmt.Errorf("use -matrix (reduced, at most 15 minutes), -matrix full or -matrix distance")
 	}
 	return nil
+}
+
+// hasLinks reports whether a cell of the run puts cluster A behind the link proxy.
+func (p *params) hasLinks() bool {
+	if p.Mode != modeCompare && p.Mode != modeAll {
+		return false
+	}
+	return slices.ContainsFunc(p.cells(), func(w workload) bool { return w.Link != nil })
 }
 
 // has reports whether the compare mode runs phase.
@@ -532,6 +594,27 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// parseDurations reads a list of Go durations such as "20ms,80ms,150ms".
+func parseDurations(s string) ([]duration, error) {
+	var out []duration
+	for _, f := range splitList(s) {
+		d, err := time.ParseDuration(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration such as 80ms", f)
+		}
+		out = append(out, duration{d})
+	}
+	return out, nil
+}
+
+func joinDurations(ds []duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.String()
+	}
+	return strings.Join(s, ",")
 }
 
 func joinInts(ns []int) string {

@@ -120,7 +120,53 @@ func TestParseParams(t *testing.T) {
 		},
 		{name: "bad exactly-once replicator", args: []string{"-matrix", "-matrix-eos", "strait-eos"}, wantErr: `-matrix-eos: unknown replicator "strait-eos": use strait, strait,mm2 or none`},
 		{name: "bad runs", args: []string{"-runs", "0"}, wantErr: "-runs 0: use 1 to 50"},
-		{name: "bad matrix value", args: []string{"-matrix=huge"}, wantErr: "use -matrix (reduced, at most 15 minutes) or -matrix full"},
+		{name: "bad matrix value", args: []string{"-matrix=huge"}, wantErr: "use -matrix (reduced, at most 15 minutes), -matrix full or -matrix distance"},
+		{
+			name: "distance matrix",
+			args: []string{"-matrix", "distance"},
+			check: func(p params) bool {
+				c := p.cells()
+				return p.Matrix == matrixDistance && len(c) == 7 && slices.Equal(p.Tools, []string{toolStrait, toolMM2, toolMM2Default}) &&
+					slices.Equal(p.Phases, []string{phaseCopy, phaseLimits}) && p.CopyTimeout.Duration == 5*time.Minute &&
+					c[0].Link.RTT.Duration == 20*time.Millisecond && c[0].Link.MBps == 0 && c[1].Link.MBps == 100 &&
+					c[6].Partitions == 64 && c[6].Link.RTT.Duration == 150*time.Millisecond && c[6].Link.MBps == 0 &&
+					len(c[0].EOS) == 0 && c[0].Limits && c[0].Records == recordsFor(500, 1024) && p.hasLinks()
+			},
+		},
+		{
+			name: "distance trial: one cell, scaled, own tools",
+			args: []string{"-matrix=distance", "-matrix-cells", "5", "-matrix-scale", "0.05", "-runs", "1", "-tools", "strait,mm2", "-link-mbps", "50"},
+			check: func(p params) bool {
+				c := p.cells()
+				return len(c) == 1 && c[0].Cell == 5 && c[0].Link.RTT.Duration == 150*time.Millisecond && c[0].Link.MBps == 0 &&
+					c[0].Records == recordsFor(25, 1024) && slices.Equal(p.Tools, []string{toolStrait, toolMM2}) && p.LinkMBps == 50
+			},
+		},
+		{
+			name: "distance axes",
+			args: []string{"-matrix", "distance", "-link-rtt", "40ms, 1s", "-link-mbps", "0", "-phases", "copy"},
+			check: func(p params) bool {
+				c := p.cells()
+				return len(c) == 3 && c[0].Link.RTT.Duration == 40*time.Millisecond && c[1].Link.RTT.Duration == time.Second &&
+					c[2].Partitions == 64 && c[2].Link.RTT.Duration == time.Second && !p.has(phaseLimits)
+			},
+		},
+		{
+			name:  "no link in the other matrices",
+			args:  []string{"-matrix"},
+			check: func(p params) bool { return !p.hasLinks() && p.cells()[0].Link == nil },
+		},
+		{name: "link flags without the distance matrix", args: []string{"-link-rtt", "20ms"}, wantErr: "-link-rtt and -link-mbps shape the distance matrix: add -matrix distance"},
+		{name: "link cap without the distance matrix", args: []string{"-matrix", "-link-mbps", "10"}, wantErr: "add -matrix distance"},
+		{name: "odd round trip", args: []string{"-matrix", "distance", "-link-rtt", "25ms,0s"}, wantErr: "-link-rtt 25ms: use whole, even milliseconds from 2ms to 2s (half of it is added on each direction)\n-link-rtt 0s:"},
+		{name: "round trip not a duration", args: []string{"-matrix", "distance", "-link-rtt", "80"}, wantErr: `-link-rtt "80": "80" is not a duration such as 80ms`},
+		{name: "negative cap", args: []string{"-matrix", "distance", "-link-mbps", "-1"}, wantErr: "-link-mbps -1: use 0 (uncapped cells only) to 10000 MB/s"},
+		{name: "distance cell out of range", args: []string{"-matrix", "distance", "-matrix-cells", "8"}, wantErr: "-matrix-cells: 8 is not a cell of the distance matrix; use 1 to 7"},
+		{
+			name:  "mm2 at its defaults as a tool",
+			args:  []string{"-tools", "strait,mm2-default", "-phases", "copy"},
+			check: func(p params) bool { return slices.Equal(p.Tools, []string{toolStrait, toolMM2Default}) },
+		},
 		{name: "cells without matrix", args: []string{"-matrix-cells", "1"}, wantErr: "-matrix-cells needs -matrix"},
 		{name: "cell out of range", args: []string{"-matrix", "-matrix-cells", "9"}, wantErr: "-matrix-cells: 9 is not a cell of the reduced matrix; use 1 to 7"},
 		{name: "matrix in memory mode", args: []string{"-matrix", "-mode", "memory"}, wantErr: "-matrix runs in -mode compare only"},

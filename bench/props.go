@@ -71,6 +71,26 @@ func (f flowSpec) wantedMM2Settings(eos bool) mm2Wanted {
 	return w
 }
 
+// wantedMM2Defaults are the client defaults MM2 must log when its file holds no tuning
+// (mm2-default): Kafka's producer batch.size and consumer fetch sizes, which the tuned
+// file changes, and the cell's compression.type.
+func (f flowSpec) wantedMM2Defaults() mm2Wanted {
+	w := mm2Wanted{
+		producerBootstrap: f.destBoot,
+		consumerBootstrap: f.sourceBoot,
+		producer:          map[string]string{"batch.size": "16384"},
+		consumer: map[string]string{
+			"fetch.max.bytes":           "52428800",
+			"max.partition.fetch.bytes": "1048576",
+			"max.poll.records":          "500",
+		},
+	}
+	if f.targetCodec != "" {
+		w.producer["compression.type"] = f.targetCodec
+	}
+	return w
+}
+
 // properties renders the MM2 dedicated-mode configuration of the flow for tool. Aliases are
 // unique per run, so no remote topic, internal topic or group of one run can collide with
 // another's. The file is the same for both tools but for one line, see below.
@@ -78,7 +98,11 @@ func (f flowSpec) properties(tool string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	t := f.tuning
-	w("# Written by bench (go run ./bench): flow %s->%s, read by Strait and by MM2 alike.", f.source, f.target)
+	if tool == toolMM2Default {
+		w("# Written by bench (go run ./bench): flow %s->%s, for MM2 at its defaults (mm2-default).", f.source, f.target)
+	} else {
+		w("# Written by bench (go run ./bench): flow %s->%s, read by Strait and by MM2 alike.", f.source, f.target)
+	}
 	w("clusters = %s, %s", f.source, f.target)
 	w("%s.bootstrap.servers = %s", f.source, f.sourceBoot)
 	w("%s.bootstrap.servers = %s", f.target, f.destBoot)
@@ -92,6 +116,17 @@ func (f flowSpec) properties(tool string) string {
 		w("%s = 1", k)
 	}
 	w("sync.topic.acls.enabled = false")
+	if tool == toolMM2Default {
+		w("# MM2 at its defaults: no tuning (1 task, 16 KiB batches, 1 MiB per partition fetches, ...).")
+		if f.targetCodec != "" {
+			w("# The cell's compression.type on the target, as for every tool:")
+			w("%s.producer.compression.type = %s", f.target, f.targetCodec)
+		}
+		if t.OffsetFlushMs > 0 {
+			w("%s.offset.flush.interval.ms = %d", f.target, t.OffsetFlushMs)
+		}
+		return b.String()
+	}
 	w("# Tuning (bench/README.md explains each): one MM2 task per partition,")
 	w("tasks.max = %d", t.TasksMax)
 	w("# large producer batches with a short linger, the benchmark's compression.type,")

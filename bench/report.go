@@ -27,7 +27,10 @@ type results struct {
 	// all runs differ only in aliases and topic (and one line for Strait, see props.go).
 	Properties string `json:"mm2_properties,omitempty"`
 	mm2Props   bool
-	MM2JVM     string `json:"mm2_jvm_flags"`
+	// PropertiesMM2Default is the file of the first mm2-default run (MM2 without the
+	// tuning), when one ran.
+	PropertiesMM2Default string `json:"mm2_default_properties,omitempty"`
+	MM2JVM               string `json:"mm2_jvm_flags"`
 	// Warmup is the brokers' warm-up before the first cell (warmBrokers).
 	Warmup *warmupResult `json:"warmup,omitempty"`
 	// EstimateSeconds is the forecast of the compare mode printed at the start.
@@ -113,6 +116,7 @@ func (res *results) markdown() string {
 		w("Before the first cell Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first run of the first cell, a Strait run, does not meet brokers whose JIT is still compiling (MM2's first run already came after one). Every copy run then starts once the machine's dirty pages are written back (sync(2)): the preload and the previous run leave up to a gigabyte of writeback, which throttled the run right after them, always Strait's first.", float64(wu.Bytes)/1e6, wu.Seconds)
 	}
 	res.matrixTable(w)
+	res.distanceTable(w)
 	res.ceilingsTable(w)
 	res.eosTable(w)
 	if len(res.Cells) == 1 {
@@ -370,7 +374,8 @@ func (res *results) limitsTable(w func(string, ...any)) {
 	var cell *cellResult
 	// The cell of the issue's 90% target, else the first that measured its limits.
 	for i := range res.Cells {
-		if c := &res.Cells[i]; len(c.Limits) > 0 && (cell == nil || c.Workload.hasLimitTarget()) {
+		// A distance cell's limit is the link's, in the distance table.
+		if c := &res.Cells[i]; len(c.Limits) > 0 && c.Workload.Link == nil && (cell == nil || c.Workload.hasLimitTarget()) {
 			limits, cell = c.Limits, c
 		}
 	}
@@ -439,6 +444,13 @@ func (res *results) tuning(w func(string, ...any)) {
 		w("")
 		w("```properties")
 		w("%s```", res.Properties)
+	}
+	if res.PropertiesMM2Default != "" {
+		w("")
+		w("MM2 at its defaults (`mm2-default`) reads a file without the tuning:")
+		w("")
+		w("```properties")
+		w("%s```", res.PropertiesMM2Default)
 	}
 	w("")
 	w("Parameters: records %d, record size %d B, partitions %d, codec %s, target codec %s, %s, latency rate %.1f MB/s for %s (grace %s), copy timeout %s, memory partitions %s with %d records each, broker heap %s, MM2 heap %s.",

@@ -101,6 +101,37 @@ func TestMarkdown(t *testing.T) {
 			}
 			c.summarizeCell()
 		}, want: "report-eos.md"},
+		{name: "distance matrix", mutate: func(r *results) {
+			r.Params.Matrix, r.Latency, r.Memory = matrixDistance, nil, nil
+			r.Params.Tools = []string{toolStrait, toolMM2, toolMM2Default}
+			r.PropertiesMM2Default = "clusters = A3, B3\n"
+			c := &r.Cells[0]
+			c.Workload = newWorkload(1024, 8, 1, "none", false, targetUnset, 2_000_000)
+			c.Workload.Link = &linkSpec{RTT: duration{150 * time.Millisecond}, MBps: 100}
+			c.Name = c.Workload.name()
+			c.Limits = []limitResult{{Name: limitLink, Cluster: "a via proxy", RecordsPerSec: 90000, MBPerSec: 80.1, SteadyMBPerSec: 92.9, Seconds: 22.2, FirstRecordSeconds: 0.9, LoadAvg: "2.00 2.00 2.00"}}
+			for i := range c.Copies {
+				c.Copies[i].LinkBytesDown = c.Copies[i].PayloadBytes * 1021 / 1000
+			}
+			for _, cp := range slices.Clone(c.Copies[:2]) {
+				if cp.Tool != toolMM2 {
+					continue
+				}
+				cp.Tool, cp.WallSeconds = toolMM2Default, cp.WallSeconds*4
+				cp.derive()
+				c.Copies = append(c.Copies, cp)
+			}
+			c.Copies = append(c.Copies, copyResult{Tool: toolMM2Default, Run: 2, Error: "stalled"})
+			c.summarizeCell()
+			// A second cell, uncapped, where only Strait ran, and the probe read the
+			// backlog in one fetch.
+			c2 := cellResult{Index: 2, Workload: newWorkload(1024, 64, 1, "none", false, targetUnset, 2_000_000), Copies: c.Copies[:1],
+				Limits: []limitResult{{Name: limitLink, Cluster: "a via proxy", MBPerSec: 30, SteadyMBPerSec: 4000, Seconds: 1.7, FirstRecordSeconds: 1.69}}}
+			c2.Workload.Link = &linkSpec{RTT: duration{150 * time.Millisecond}}
+			c2.Name = c2.Workload.name()
+			c2.summarizeCell()
+			r.Cells = append(r.Cells, c2)
+		}, want: "report-distance.md"},
 		{name: "nodes mode", mutate: func(r *results) {
 			r.Params.Mode, r.Params.Records, r.Params.Nodes = modeNodes, 1_000_000, []int{1, 2, 3}
 			r.Cells, r.Latency, r.Memory = nil, nil, nil

@@ -34,6 +34,10 @@ type runner struct {
 	srcOffs      *offsetReader
 	dstOffs      *offsetReader
 	flowsStarted int // numbers the aliases of each tool run: A1->B1, A2->B2, ...
+	// link is the latency proxy in front of cluster A (distance cells; nil without);
+	// viaLink says the current cell's tools reach A through it.
+	link    *linkProxy
+	viaLink bool
 
 	res *results
 }
@@ -86,7 +90,16 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 		return err
 	}
 	r.res.Machine = machine(ctx, r.root, r.bin)
-	r.tb, err = startTestbed(ctx, r.log, r.script, r.p.BrokerHeap)
+	external := ""
+	if r.p.hasLinks() {
+		// The proxy holds its port first, so broker A can advertise it (link.go).
+		if r.link, err = newLinkProxy(); err != nil {
+			return err
+		}
+		defer r.link.close()
+		external = r.link.port()
+	}
+	r.tb, err = startTestbed(ctx, r.log, r.script, r.p.BrokerHeap, external)
 	if err != nil {
 		return err
 	}
@@ -99,6 +112,12 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 		}
 	}()
 	r.res.Machine.KafkaVersion = r.tb.kafkaVersion
+	if r.link != nil {
+		if err := r.link.connect(ctx, r.tb.a.external); err != nil {
+			return err
+		}
+		r.log.Info("link proxy up", "proxy", r.link.addr(), "broker_a_external", r.tb.a.external)
+	}
 	if r.src, err = newClient(r.tb.a.bootstrap); err != nil {
 		return err
 	}
@@ -306,9 +325,13 @@ func (r *runner) nextFlow(ts topicSet, targetCodec string) flowSpec {
 	if tuning.TasksMax == 0 {
 		tuning.TasksMax = min(len(ts.names)*ts.partitions, mm2TasksCap)
 	}
+	srcBoot := r.tb.a.bootstrap
+	if r.viaLink {
+		srcBoot = r.link.addr() // every connection of the tool to A crosses the link
+	}
 	f := flowSpec{
 		source: "A" + n, target: "B" + n,
-		sourceBoot: r.tb.a.bootstrap, destBoot: r.tb.b.bootstrap,
+		sourceBoot: srcBoot, destBoot: r.tb.b.bootstrap,
 		topic: ts.pattern, tuning: tuning, targetCodec: targetCodec, straitProps: r.p.StraitProps,
 	}
 	if len(ts.names) > 1 || ts.pattern != ts.names[0] {
@@ -333,6 +356,9 @@ func (r *runner) launch(tool string, f flowSpec) (*proc, error) {
 	}
 	if r.res.Properties == "" || (tool == toolMM2 && !r.res.mm2Props) {
 		r.res.Properties, r.res.mm2Props = f.properties(tool), tool == toolMM2
+	}
+	if tool == toolMM2Default && r.res.PropertiesMM2Default == "" {
+		r.res.PropertiesMM2Default = f.properties(tool)
 	}
 	r.log.Info("starting replicator", "tool", tool, "flow", f.source+"->"+f.target, "topic", f.topic, "log", base+".log")
 	switch baseTool(tool) {

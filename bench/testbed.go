@@ -35,6 +35,9 @@ type cluster struct {
 	name      string // a or b, the script's names (the MM2 aliases are chosen per run)
 	bootstrap string
 	dir       string
+	// external is the broker's EXTERNAL listener (start --external), where the link
+	// proxy forwards; "" without one.
+	external string
 }
 
 // brokerPid returns the pid of the cluster's broker, written by scripts/kafka.sh.
@@ -52,8 +55,10 @@ func (c cluster) brokerPid() (int, error) {
 
 // startTestbed starts two clusters with `kafka.sh start`. The script's watchdog (--owner)
 // stops them should this process die without calling stop. Cancelling ctx sends SIGTERM to
-// the script, whose exit trap kills the brokers it launched so far.
-func startTestbed(ctx context.Context, log *slog.Logger, script, heap string) (*testbed, error) {
+// the script, whose exit trap kills the brokers it launched so far. With externalPort,
+// broker A also gets an EXTERNAL listener that it advertises as 127.0.0.1:externalPort,
+// where the harness runs the link proxy (link.go).
+func startTestbed(ctx context.Context, log *slog.Logger, script, heap, externalPort string) (*testbed, error) {
 	dir, err := os.MkdirTemp("", "strait-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the test bed dir: %w", err)
@@ -62,7 +67,11 @@ func startTestbed(ctx context.Context, log *slog.Logger, script, heap string) (*
 	began := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	stdout, stderr, err := runScript(sctx, script, "start", "-n", "2", "-d", dir, "--heap", heap, "--heap-min", heap, "--owner", strconv.Itoa(os.Getpid()))
+	args := []string{"start", "-n", "2", "-d", dir, "--heap", heap, "--heap-min", heap, "--owner", strconv.Itoa(os.Getpid())}
+	if externalPort != "" {
+		args = append(args, "--external", "a="+externalPort)
+	}
+	stdout, stderr, err := runScript(sctx, script, args...)
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(dir, "a", "server.log")); statErr != nil {
 			_ = os.RemoveAll(dir) // nothing started: no logs worth keeping
@@ -71,19 +80,7 @@ func startTestbed(ctx context.Context, log *slog.Logger, script, heap string) (*
 		return nil, fmt.Errorf("starting the Kafka clusters with %s start: %w\n%s%s(logs kept in %q)", script, err, stdout, stderr, dir)
 	}
 	tb := &testbed{script: script, dir: dir}
-	for line := range strings.Lines(stdout) {
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			continue
-		}
-		c := cluster{name: f[0], bootstrap: f[1], dir: f[2]}
-		switch c.name {
-		case "a":
-			tb.a = c
-		case "b":
-			tb.b = c
-		}
-	}
+	tb.a, tb.b = parseStartOutput(stdout)
 	if tb.a.bootstrap == "" || tb.b.bootstrap == "" {
 		_ = tb.stop(false)
 		return nil, fmt.Errorf("could not read clusters a and b from the output of %s start:\n%s", script, stdout)
@@ -91,6 +88,29 @@ func startTestbed(ctx context.Context, log *slog.Logger, script, heap string) (*
 	tb.kafkaVersion = readEnvFile(filepath.Join(dir, "testbed.env"))["KAFKA_VERSION"]
 	log.Info("clusters up", "a", tb.a.bootstrap, "b", tb.b.bootstrap, "kafka", tb.kafkaVersion, "seconds", time.Since(began).Seconds())
 	return tb, nil
+}
+
+// parseStartOutput reads clusters a and b from the "<name> <bootstrap> <dir>" lines of
+// `kafka.sh start`, and broker A's external listener from its "node a:1 <address>
+// <external listener|-> <advertised|-> <dir>" line (start --external); other lines are
+// skipped. A cluster it does not find is the zero cluster.
+func parseStartOutput(stdout string) (a, b cluster) {
+	external := ""
+	for line := range strings.Lines(stdout) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 6 && f[0] == "node" && f[1] == "a:1" && f[3] != "-":
+			external = f[3]
+		case len(f) == 3 && f[0] == "a":
+			a = cluster{name: f[0], bootstrap: f[1], dir: f[2]}
+		case len(f) == 3 && f[0] == "b":
+			b = cluster{name: f[0], bootstrap: f[1], dir: f[2]}
+		}
+	}
+	if a.bootstrap != "" {
+		a.external = external
+	}
+	return a, b
 }
 
 // stop stops both clusters and removes their dir unless keep. It runs on its own deadline:
