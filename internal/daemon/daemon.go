@@ -475,7 +475,8 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 	if err != nil {
 		return err
 	}
-	src, err := b.build(b.p.SourceConsumer, "replication-consumer", mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)...)
+	sourceOpts := mirror.SourceOpts(consMap.Settings.ReadCommitted, consMap.Settings.FetchMaxBytes)
+	src, err := b.build(b.p.SourceConsumer, "replication-consumer", sourceOpts...)
 	if err != nil {
 		return err
 	}
@@ -549,10 +550,13 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return err
 	}
 	f.mirrorClients = mirror.Clients{Source: src, Target: dst, Meta: meta, IndexReader: loader, SyncWriter: syncWriter,
-		// The fast path's lanes close their clients at the end of every
+		// The fast path's lanes and fetch connections close their clients at the end of every
 		// forwarder run: each needs a SASL login of its own.
 		NewTarget: func(opts ...kgo.Opt) (*kgo.Client, error) {
 			return b.p.TargetProducer.New(kafkaclient.Identity{Flow: name, Role: "replication-producer"}, d.log, append(slices.Clone(targetOpts), opts...)...)
+		},
+		NewSource: func(opts ...kgo.Opt) (*kgo.Client, error) {
+			return b.p.SourceConsumer.New(kafkaclient.Identity{Flow: name, Role: "replication-consumer"}, d.log, append(slices.Clone(sourceOpts), opts...)...)
 		}}
 	f.mirrorCfg = mirror.Config{
 		Flow:                   name,

@@ -39,9 +39,17 @@ import (
 // Ownership: one goroutine (run) owns all forwarder state. Fetches, produce
 // requests and every other network call run in their own goroutines and
 // report back through f.events, so the loop never blocks on the network; at
-// most one fetch per source broker (and per partition) and
-// maxProduceInflight produce requests per target broker are outstanding.
-// Recompression runs in the fetch goroutines, off the loop.
+// most fetchConnsPerBroker fetches per source broker, each on its own
+// connection (fetchconns.go), one per partition, and maxProduceInflight
+// produce requests per lane are outstanding. Recompression runs in the
+// fetch goroutines, off the loop, so fetches in flight recompress in
+// parallel.
+//
+// Long links: a partition fetches again while up to one ask of it is still
+// queued, so its next response crosses the link while the last is written,
+// and its ask doubles while its responses come back full with more behind
+// (fetchRoom, grow): a partition moves up to two asks per round trip, and
+// the ask follows the bandwidth-delay product up to cfg.MaxAsk.
 //
 // A fetch response is used for a partition only if it was fetched at the
 // partition's next offset (as Java's consumer does): after a leader change
@@ -58,6 +66,7 @@ import (
 const (
 	fetchMaxWait        = 500 * time.Millisecond
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
+	concurrentFetchMin  = fetchResponseBytes / 2
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
 	sharesMaxAge        = 20 * time.Millisecond // shares walk every partition: not at every event
@@ -72,7 +81,8 @@ type forwardConfig struct {
 	ReadCommitted      bool
 	Idempotent         bool
 	Acks               int16 // -1 (all) unless the producer settings say otherwise
-	PartitionFetchSize int32 // max.partition.fetch.bytes
+	PartitionFetchSize int32 // max.partition.fetch.bytes: a partition's first ask
+	MaxAsk             int32 // what a partition's ask may grow to (grow)
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
 	// Txn turns on exactly-once mode (forward_txn.go); nil copies at least
@@ -107,10 +117,11 @@ type fastPart struct {
 	// writtenBehind is a batch the target acknowledged behind a head of
 	// open fate, until the head is acknowledged (failedSend).
 	writtenBehind *qbatch
-	oooRetried    bool // an out-of-sequence head batch was sent once more
-	fetching      bool // a fetch of this partition is outstanding
-	resolving     bool // listing the log start after an out-of-range
-	crcRetried    bool // the batch at next had a bad CRC once: one refetch
+	oooRetried    bool  // an out-of-sequence head batch was sent once more
+	fetching      bool  // a fetch of this partition is outstanding
+	ask           int32 // what one fetch asks for it; 0 until set (askOf)
+	resolving     bool  // listing the log start after an out-of-range
+	crcRetried    bool  // the batch at next had a bad CRC once: one refetch
 	// fetchedEpoch is the leader epoch of the last batch fetched, -1
 	// before any: the fetch's LastFetchedEpoch, so that the source leader
 	// says where its log diverged from what was fetched (KIP-320).
@@ -159,6 +170,7 @@ func epochOf(meta map[string]topicMeta, topic string, partition int32) int32 {
 
 type fetchDone struct {
 	broker int32
+	conn   int // its fetch connection (fetchConns)
 	parts  map[tp]*fastPart
 	at     map[tp]int64 // the fetch offset asked for each partition
 	// reserved is what the fetch may add to each target broker's share.
@@ -192,6 +204,7 @@ type tp struct {
 type forwardDeps struct {
 	Source, Target *kgo.Client
 	NewTarget      NewClient // the lanes' clients (lanes.go)
+	NewSource      NewClient // the fetch clients (fetchconns.go)
 	Throttle       *throttle // nil when unlimited
 	Totals         *totals   // the flow's copied records and bytes
 	// ToRecordPath continues a partition on the record path at offset.
@@ -224,8 +237,8 @@ type forwarder struct {
 	dstStale     bool
 	metaInflight int
 	lastMeta     time.Time
-	fetching     map[int32]bool  // a fetch is outstanding, by source broker
-	fetchRound   uint64          // rotates the order of idle partitions in fetches
+	fetchConns   *fetchConns     // the fetch connections and which are busy, by source broker
+	fetchRound   uint64          // rotates the order of partitions in fetches
 	producing    map[laneKey]int // produce requests outstanding by lane
 	conns        int             // connection index for the next partition added
 	lanes        *lanes
@@ -249,29 +262,34 @@ type forwarder struct {
 }
 
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
-	if cfg.PartitionFetchSize <= 0 {
-		cfg.PartitionFetchSize = 1 << 20
-	}
-	if cfg.FetchMaxBytes <= 0 {
-		cfg.FetchMaxBytes = 50 << 20
-	}
 	if cfg.MaxBuffered <= 0 {
 		cfg.MaxBuffered = 32 << 20
 	}
+	if cfg.PartitionFetchSize <= 0 {
+		// Unset: start at Kafka's default and let the ask follow the link
+		// (grow), up to a quarter of buffer.memory and one response.
+		cfg.PartitionFetchSize = 1 << 20
+		cfg.MaxAsk = int32(min(cfg.MaxBuffered/4, fetchResponseBytes))
+	}
+	// A max.partition.fetch.bytes the user set is every ask.
+	cfg.MaxAsk = max(cfg.MaxAsk, cfg.PartitionFetchSize)
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = 50 << 20
+	}
 	f := &forwarder{
 		cfg: cfg, deps: deps, src: deps.Source, dst: deps.Target, log: deps.Log,
-		inbox:     make(chan []*fastPart, 16),
-		events:    make(chan any, 64),
-		parts:     map[tp]*fastPart{},
-		waiting:   map[tp]*fastPart{},
-		srcMeta:   map[string]topicMeta{},
-		dstMeta:   map[string]topicMeta{},
-		fetching:  map[int32]bool{},
-		reserved:  map[int32]int64{},
-		producing: map[laneKey]int{},
-		pid:       -1,
-		epoch:     -1,
-		pidWanted: cfg.Idempotent,
+		inbox:      make(chan []*fastPart, 16),
+		events:     make(chan any, 64),
+		parts:      map[tp]*fastPart{},
+		waiting:    map[tp]*fastPart{},
+		srcMeta:    map[string]topicMeta{},
+		dstMeta:    map[string]topicMeta{},
+		fetchConns: &fetchConns{busy: map[int32][]bool{}},
+		reserved:   map[int32]int64{},
+		producing:  map[laneKey]int{},
+		pid:        -1,
+		epoch:      -1,
+		pidWanted:  cfg.Idempotent,
 	}
 	if cfg.Txn != nil {
 		f.txn = newTxnState(*cfg.Txn, cfg.IndexTopic)
@@ -295,6 +313,8 @@ func (f *forwarder) add(ctx context.Context, parts []*fastPart) {
 func (f *forwarder) run(ctx, produceCtx context.Context) error {
 	f.lanes = newLanes(f.dst, f.deps.NewTarget, f.log)
 	defer f.lanes.close()
+	f.fetchConns = newFetchConns(f.src, f.deps.NewSource, f.log)
+	defer f.fetchConns.close()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	done := ctx.Done()
@@ -482,17 +502,17 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 	return tm.leaders[partition], tm.id
 }
 
-// startFetches issues one fetch per source broker with none outstanding,
-// of its partitions that have room in their own buffers and whose target
-// broker's share of buffer.memory has some left. Each partition asks for
-// all its room; the fetch as a whole asks for at most what those shares
-// have left, and reserves it until the response is handled (fetchRequest).
-// A broker fills a response partition by partition in request order, so
-// partitions whose last fetch returned a whole batch go first and idle
-// ones follow in an order that rotates from fetch to fetch. (Splitting a
-// share between idle partitions instead gave each of 5,000 partitions less
-// than one batch: the broker then returned cut-off batches, and the copy
-// crawled.)
+// startFetches issues a fetch to each source broker with a fetch
+// connection free, of its partitions that are in no fetch, have room in
+// their own buffers and whose target broker's share of buffer.memory has
+// some left. Each partition asks for all its room; the fetch as a whole
+// asks for at most what those shares have left, and reserves it until the
+// response is handled (fetchRequest). A broker fills a response partition
+// by partition in request order, so partitions whose last fetch returned a
+// whole batch go first and idle ones follow, each group in an order that
+// rotates from fetch to fetch. (Splitting a share between idle partitions
+// instead gave each of 5,000 partitions less than one batch: the broker
+// then returned cut-off batches, and the copy crawled.)
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	if now.Sub(f.sharesAt) >= sharesMaxAge {
 		f.share, f.used = f.shares()
@@ -509,7 +529,7 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 			f.srcStale = true
 			continue
 		}
-		if f.fetching[src] {
+		if !f.fetchConns.idle(src) {
 			continue
 		}
 		bp := bySource[src]
@@ -525,15 +545,18 @@ func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	}
 	f.fetchRound++
 	for src, bp := range bySource {
-		// Map order is random: sort, then rotate the idle ones.
-		slices.SortFunc(bp.busy, compareTP)
-		slices.SortFunc(bp.idle, compareTP)
-		if n := len(bp.idle); n > 1 {
-			r := int(f.fetchRound % uint64(n))
-			bp.idle = append(bp.idle[r:], bp.idle[:r]...)
-		}
-		f.fetch(ctx, src, append(bp.busy, bp.idle...), now)
+		f.fetch(ctx, src, append(rotated(bp.busy, f.fetchRound), rotated(bp.idle, f.fetchRound)...), now)
 	}
+}
+
+// rotated sorts keys (map order is random) and rotates them by round.
+func rotated(keys []tp, round uint64) []tp {
+	slices.SortFunc(keys, compareTP)
+	if n := len(keys); n > 1 {
+		r := int(round % uint64(n))
+		keys = append(keys[r:], keys[:r]...)
+	}
+	return keys
 }
 
 func compareTP(a, b tp) int {
@@ -543,9 +566,18 @@ func compareTP(a, b tp) int {
 	return int(a.partition) - int(b.partition)
 }
 
-// fetch sends one fetch of keys, in this order, to source broker src.
+// fetch sends one fetch of keys, in this order, to source broker src, on
+// a free fetch connection. While another fetch to src is in flight, it
+// sends one only if it may ask for at least concurrentFetchMin: a second
+// fetch pays off when one response is too small for the link, and fetches
+// of a partition or two each, sent as their queues drained, would take
+// every connection and hold buffer.memory in reservations for crumbs.
 func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Time) {
-	req, parts, at, rooms := f.fetchRequest(keys, now)
+	var minBytes int64
+	if f.fetchConns.inFlight(src) {
+		minBytes = concurrentFetchMin
+	}
+	req, parts, at, rooms := f.fetchRequest(keys, now, minBytes)
 	if len(parts) == 0 {
 		return
 	}
@@ -553,14 +585,15 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 	for dst, n := range rooms {
 		f.reserved[dst] += n
 	}
-	f.fetching[src] = true
+	conn := f.fetchConns.take(src)
+	cl := f.fetchConns.client(conn)
 	idNames := make(map[[16]byte]string, len(req.Topics))
 	for _, t := range req.Topics {
 		idNames[t.TopicID] = t.Topic
 	}
 	f.spawn(func() any {
-		resp, err := f.src.Broker(int(src)).Request(ctx, req)
-		fd := fetchDone{broker: src, parts: parts, at: at, reserved: reserved, err: err}
+		resp, err := cl.Broker(int(src)).Request(ctx, req)
+		fd := fetchDone{broker: src, conn: conn, parts: parts, at: at, reserved: reserved, err: err}
 		if err == nil {
 			fd.resp = resp.(*kmsg.FetchResponse)
 			if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
@@ -585,14 +618,40 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 
 // fetchRequest builds the fetch of those of keys that may fetch at now,
 // and returns it with those partitions, their fetch offsets, and what the
-// fetch may add by target broker. Every such partition is listed, asking
+// fetch may add by target broker; nothing when it could ask for less than
+// minBytes. Every such partition is listed, asking
 // for all its room (a partition asking for less than a batch gets a
 // cut-off batch, and one left out waits a fetch round that may be a long
 // poll of partitions without data: at 512 partitions the last records
 // took minutes). The fetch's MaxBytes caps the response at what the
 // partitions' target brokers' shares have left, and a target broker's
 // reservation is at most that cap.
-func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
+func (f *forwarder) fetchRequest(keys []tp, now time.Time, minBytes int64) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
+	type candidate struct {
+		key  tp
+		fp   *fastPart
+		room int32
+	}
+	var cands []candidate
+	rooms := map[int32]int64{} // by target broker: what its partitions ask for
+	var asked int64
+	for _, key := range keys {
+		fp := f.parts[key]
+		if dst, room, ok := f.fetchable(fp, now); ok {
+			cands = append(cands, candidate{key, fp, room})
+			rooms[dst] += int64(room)
+			asked += int64(room)
+		}
+	}
+	var shareLeft int64
+	for dst := range rooms {
+		shareLeft += f.shareLeft(dst)
+	}
+	// A broker still returns at least one batch (KIP-74).
+	maxBytes := max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, shareLeft), 1)
+	if len(cands) == 0 || min(asked, maxBytes) < minBytes {
+		return nil, nil, nil, nil
+	}
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
@@ -601,17 +660,12 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 		req.IsolationLevel = 1
 	}
 	req.SessionEpoch = -1 // no fetch session: every fetch is complete
-	parts := make(map[tp]*fastPart, len(keys))
-	at := make(map[tp]int64, len(keys))
-	rooms := map[int32]int64{} // by target broker: what its partitions ask for
+	req.MaxBytes = int32(maxBytes)
+	parts := make(map[tp]*fastPart, len(cands))
+	at := make(map[tp]int64, len(cands))
 	var last string
-	for _, key := range keys {
-		fp := f.parts[key]
-		dst, room, ok := f.fetchable(fp, now)
-		if !ok {
-			continue
-		}
-		rooms[dst] += int64(room)
+	for _, c := range cands {
+		key, fp := c.key, c.fp
 		if len(req.Topics) == 0 || key.topic != last {
 			_, id := leaderOf(f.srcMeta, key.topic, key.partition)
 			rt := kmsg.NewFetchRequestTopic()
@@ -629,20 +683,13 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time) (*kmsg.FetchRequest, 
 		rp.LastFetchedEpoch = fp.fetchedEpoch
 		rp.FetchOffset = fp.next
 		rp.LogStartOffset = -1
-		rp.PartitionMaxBytes = room
+		rp.PartitionMaxBytes = c.room
 		rt := &req.Topics[len(req.Topics)-1]
 		rt.Partitions = append(rt.Partitions, rp)
 		fp.fetching = true
 		parts[key] = fp
 		at[key] = fp.next
 	}
-	var shareLeft int64
-	for dst := range rooms {
-		shareLeft += f.shareLeft(dst)
-	}
-	// A broker still returns at least one batch (KIP-74).
-	maxBytes := max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, shareLeft), 1)
-	req.MaxBytes = int32(maxBytes)
 	for dst, n := range rooms {
 		rooms[dst] = min(n, maxBytes, f.shareLeft(dst))
 	}
@@ -667,15 +714,46 @@ func (f *forwarder) fetchable(fp *fastPart, now time.Time) (dst, room int32, ok 
 }
 
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:
-// nothing pending for it, and room in its own buffer and in buffer.memory.
+// nothing pending for it, at most one ask queued, and room in
+// buffer.memory. It asks for what two asks leave: at least one ask, so a
+// partition never fetches in crumbs (each fetch a round trip), and its next
+// response is on its way while up to one ask is still written.
 func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
+	ask := f.askOf(fp)
 	switch {
 	case fp.fetching || fp.resolving || !fp.sending() || now.Before(fp.notBefore):
 		return 0
-	case fp.queueBytes >= int(f.cfg.PartitionFetchSize) || f.buffered >= f.cfg.MaxBuffered:
+	case fp.queueBytes > int(ask) || f.buffered >= f.cfg.MaxBuffered:
 		return 0
 	}
-	return f.cfg.PartitionFetchSize - int32(fp.queueBytes)
+	return 2*ask - int32(fp.queueBytes)
+}
+
+// askOf is what one fetch asks for a partition: max.partition.fetch.bytes
+// until grow raises it.
+func (f *forwarder) askOf(fp *fastPart) int32 {
+	if fp.ask > 0 {
+		return fp.ask
+	}
+	return f.cfg.PartitionFetchSize
+}
+
+// grow doubles a partition's ask, up to cfg.MaxAsk, when its response of
+// n bytes filled at least half of it and the partition has more behind
+// (next < end): it was the ask, not the log, that bounded the response.
+// Over a long link a partition moves at most two asks per round trip, so
+// the ask rises until the link, buffer.memory or the target is the bound.
+// A partition that caught up goes back to the first ask: a fetch reserves
+// buffer.memory for all it asks until it is answered, and a long poll of a
+// partition with nothing new would hold a grown ask's worth for nothing.
+func (f *forwarder) grow(fp *fastPart, n int, next, end int64) {
+	ask := f.askOf(fp)
+	switch {
+	case next >= end:
+		fp.ask = 0
+	case n >= int(ask)/2 && ask < f.cfg.MaxAsk:
+		fp.ask = min(2*ask, f.cfg.MaxAsk)
+	}
 }
 
 // shareLeft is what a target broker's share of buffer.memory has left for
@@ -761,7 +839,7 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 			}
 		}
 	case fetchDone:
-		f.fetching[ev.broker] = false
+		f.fetchConns.release(ev.broker, ev.conn)
 		f.handleFetch(ctx, ev)
 	case produceDone:
 		f.producing[ev.lane]--
@@ -851,6 +929,7 @@ func (f *forwarder) handleFetchPartition(ctx context.Context, fp *fastPart, rp *
 	if fp.stuck {
 		f.detach(fp, first)
 	}
+	f.grow(fp, len(rp.RecordBatches), fp.next, end)
 }
 
 // walkBatches queues the batches of one partition's fetch response from

@@ -482,8 +482,9 @@ func TestFetchAfterRetryBackoff(t *testing.T) {
 	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
 	x.f.share, x.f.used = x.f.shares()
 	x.fp.notBefore = time.Now().Add(-time.Second) // a backoff that has ended
-	req, parts, _, rooms := x.f.fetchRequest([]tp{{"t", 0}}, time.Now())
-	if len(parts) != 1 || len(req.Topics) != 1 || req.Topics[0].Partitions[0].PartitionMaxBytes != x.f.cfg.PartitionFetchSize || rooms[1] != int64(x.f.cfg.PartitionFetchSize) {
+	req, parts, _, rooms := x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), 0)
+	room := 2 * x.f.cfg.PartitionFetchSize // two asks, nothing queued
+	if len(parts) != 1 || len(req.Topics) != 1 || req.Topics[0].Partitions[0].PartitionMaxBytes != room || rooms[1] != int64(room) {
 		t.Fatalf("after its backoff the partition is not fetched with all its room: %d partitions, rooms %v", len(parts), rooms)
 	}
 }
@@ -506,13 +507,13 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 		keys = append(keys, tp{"t", i})
 	}
 	f.share, f.used = f.shares()
-	req, parts, _, rooms := f.fetchRequest(keys, time.Now())
+	req, parts, _, rooms := f.fetchRequest(keys, time.Now(), 0)
 	if len(parts) != 3 || len(req.Topics[0].Partitions) != 3 {
 		t.Fatalf("%d of 3 partitions listed", len(parts))
 	}
 	for _, rp := range req.Topics[0].Partitions {
-		if rp.PartitionMaxBytes != 600 {
-			t.Errorf("partition %d asks for %d bytes, want all its room, 600", rp.Partition, rp.PartitionMaxBytes)
+		if rp.PartitionMaxBytes != 1200 {
+			t.Errorf("partition %d asks for %d bytes, want all its room, two asks of 600", rp.Partition, rp.PartitionMaxBytes)
 		}
 	}
 	if req.MaxBytes != 1000 || rooms[1] != 1000 {
@@ -541,7 +542,7 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 	} {
 		f.dstMeta = dst
 		f.share, f.used = f.shares()
-		if _, parts, _, _ := f.fetchRequest(keys, time.Now()); len(parts) != 0 {
+		if _, parts, _, _ := f.fetchRequest(keys, time.Now(), 0); len(parts) != 0 {
 			t.Fatalf("target metadata %v: %d partitions fetch with no known target leader", dst, len(parts))
 		}
 		if !f.dstStale {
@@ -551,7 +552,7 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 	}
 	f.dstMeta = map[string]topicMeta{"A.t": {leaders: []int32{1, 2}}}
 	f.share, f.used = f.shares()
-	if _, parts, _, _ := f.fetchRequest(keys, time.Now()); len(parts) != 2 {
+	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), 0); len(parts) != 2 {
 		t.Fatalf("%d of 2 partitions fetch once their target leaders are known", len(parts))
 	}
 }

@@ -179,6 +179,10 @@ type Clients struct {
 	// settings and SASL logins of their own; nil makes them from Target's
 	// options unless it logs in with SASL.
 	NewTarget NewClient
+	// NewSource makes the fast path's fetch clients, with Source's
+	// settings and SASL logins of their own; nil makes them from Source's
+	// options unless it logs in with SASL.
+	NewSource NewClient
 }
 
 // Topic is a source topic whose remote topic the control plane has made
@@ -339,7 +343,7 @@ func (m *Mirror) newForwarder() *forwarder {
 		Txn:                m.cfg.Transactions,
 		IndexTopic:         m.cfg.IndexTopic,
 	}, forwardDeps{
-		Source: m.src, Target: m.dst, NewTarget: m.cl.NewTarget, Throttle: m.throttle, Totals: &m.totals,
+		Source: m.src, Target: m.dst, NewTarget: m.cl.NewTarget, NewSource: m.cl.NewSource, Throttle: m.throttle, Totals: &m.totals,
 		ToRecordPath: m.toRecordPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
 		Provenance: m.cfg.Provenance, Share: m.cfg.Share, CommitTxn: m.commitTxn,
 	})
