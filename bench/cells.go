@@ -118,13 +118,22 @@ type toolSummary struct {
 	CPUPerGB     stat `json:"cpu_s_per_gb"`
 	FirstRecordS stat `json:"first_record_s"`
 	WallS        stat `json:"wall_s"`
+	// BrokerCPUPerGB is what each broker ("a", "b") spent per GB of payload copied, over
+	// the whole copy (process start to complete, the window BrokerCPU is read over; the
+	// tool's own over that window is CPUPerGB). A broker whose CPU no run could read
+	// has no entry.
+	BrokerCPUPerGB map[string]stat `json:"broker_cpu_s_per_gb,omitempty"`
 }
 
 func summarize(copies []copyResult, tool string) (toolSummary, bool) {
 	var steady, cpu, rss, total, totalCPU, first, wall []float64
+	broker := map[string][]float64{}
 	for _, c := range copies {
 		if c.Tool != tool || c.Error != "" {
 			continue
+		}
+		for k, v := range c.brokerCPUPerGB() {
+			broker[k] = append(broker[k], v)
 		}
 		steady = append(steady, c.SteadyMBPerSec)
 		cpu = append(cpu, c.SteadyCPUPerGB)
@@ -137,8 +146,43 @@ func summarize(copies []copyResult, tool string) (toolSummary, bool) {
 	if len(steady) == 0 {
 		return toolSummary{}, false
 	}
-	return toolSummary{Runs: len(steady), SteadyMBps: statOf(steady), SteadyCPUPerGB: statOf(cpu), PeakRSSMiB: statOf(rss),
-		MBps: statOf(total), CPUPerGB: statOf(totalCPU), FirstRecordS: statOf(first), WallS: statOf(wall)}, true
+	s := toolSummary{Runs: len(steady), SteadyMBps: statOf(steady), SteadyCPUPerGB: statOf(cpu), PeakRSSMiB: statOf(rss),
+		MBps: statOf(total), CPUPerGB: statOf(totalCPU), FirstRecordS: statOf(first), WallS: statOf(wall)}
+	for k, xs := range broker {
+		if s.BrokerCPUPerGB == nil {
+			s.BrokerCPUPerGB = map[string]stat{}
+		}
+		s.BrokerCPUPerGB[k] = statOf(xs)
+	}
+	return s, true
+}
+
+// brokerCPUPerGB is the CPU seconds each broker used during the copy per GB (10^9 bytes)
+// of payload, as CPUPerGB is the tool's; a broker whose CPU was not read is left out.
+func (c copyResult) brokerCPUPerGB() map[string]float64 {
+	out := map[string]float64{}
+	if c.PayloadBytes <= 0 {
+		return out
+	}
+	for k, v := range c.BrokerCPU {
+		out[k] = v / (float64(c.PayloadBytes) / 1e9)
+	}
+	return out
+}
+
+// brokerBLoad compares what Strait and MM2 cost broker B per GB copied, from their
+// summaries of one cell (the same mode of both: at-least-once or exactly-once). Ratio is
+// Strait / MM2 of the medians; Above is true when Strait's median is the higher (the
+// issue's target is broker B's CPU per GB no higher than under MM2), Overlap when the
+// ranges of the runs overlap, so that the difference may be noise. ok is false unless
+// both tools have broker B's figure.
+func brokerBLoad(strait, mm2 toolSummary) (ratio float64, above, overlap, ok bool) {
+	s, okS := strait.BrokerCPUPerGB["b"]
+	m, okM := mm2.BrokerCPUPerGB["b"]
+	if strait.Runs == 0 || mm2.Runs == 0 || !okS || !okM || m.Median <= 0 {
+		return 0, false, false, false
+	}
+	return s.Median / m.Median, s.Median > m.Median, s.Min <= m.Max && m.Min <= s.Max, true
 }
 
 // ratios are Strait / MM2 of the tools' medians.
@@ -148,6 +192,9 @@ type ratios struct {
 	PeakRSS        float64 `json:"peak_rss"`
 	MBps           float64 `json:"mb_per_s"`
 	CPUPerGB       float64 `json:"cpu_s_per_gb"`
+	// BrokerBCPUPerGB is broker B's CPU per GB under Strait over under MM2 (whole copy;
+	// zero when either lacks the figure).
+	BrokerBCPUPerGB float64 `json:"broker_b_cpu_s_per_gb"`
 }
 
 // targetCheck is one target of issue 8 for one cell.
@@ -218,6 +265,7 @@ func (c *cellResult) summarizeCell() {
 		MBps:           div(s.MBps.Median, m.MBps.Median),
 		CPUPerGB:       div(s.CPUPerGB.Median, m.CPUPerGB.Median),
 	}
+	c.Ratios.BrokerBCPUPerGB, _, _, _ = brokerBLoad(s, m)
 	if c.Workload.Link != nil {
 		return // issue 8's targets are for loopback; a distance cell has its own table
 	}

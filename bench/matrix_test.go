@@ -158,6 +158,63 @@ func TestSummarizeCellTargets(t *testing.T) {
 	}
 }
 
+// TestBrokerLoad checks the CPU per GB each broker costs per tool (over the runs that read
+// it, failed runs left out) and broker B's comparison of Strait with MM2.
+func TestBrokerLoad(t *testing.T) {
+	const gb = 2_000_000_000 // 2 GB of payload per run
+	c := cellResult{Copies: []copyResult{
+		{Tool: toolStrait, PayloadBytes: gb, BrokerCPU: map[string]float64{"a": 1, "b": 6}},
+		{Tool: toolMM2, PayloadBytes: gb, BrokerCPU: map[string]float64{"a": 4, "b": 10}},
+		{Tool: toolStrait, PayloadBytes: gb, BrokerCPU: map[string]float64{"b": 2}}, // broker A not read
+		{Tool: toolMM2, PayloadBytes: gb, BrokerCPU: map[string]float64{"a": 6, "b": 14}},
+		{Tool: toolMM2, Error: "stalled", PayloadBytes: gb, BrokerCPU: map[string]float64{"a": 90, "b": 90}}, // left out
+		{Tool: toolStrait, PayloadBytes: gb, BrokerCPU: map[string]float64{"a": 3, "b": 4}},
+	}}
+	c.summarizeCell()
+	s, m := c.Summary[toolStrait], c.Summary[toolMM2]
+	want := map[string]stat{"a": {Median: 1, Min: 0.5, Max: 1.5}, "b": {Median: 2, Min: 1, Max: 3}}
+	if len(s.BrokerCPUPerGB) != 2 || s.BrokerCPUPerGB["a"] != want["a"] || s.BrokerCPUPerGB["b"] != want["b"] {
+		t.Errorf("Strait's broker CPU per GB %+v, want %+v", s.BrokerCPUPerGB, want)
+	}
+	if got := m.BrokerCPUPerGB["b"]; got != (stat{Median: 6, Min: 5, Max: 7}) {
+		t.Errorf("MM2's broker B CPU per GB %+v, want 6 [5–7]", got)
+	}
+	if got := c.Ratios.BrokerBCPUPerGB; got != 2.0/6 {
+		t.Errorf("broker B ratio %g, want 1/3", got)
+	}
+	tests := []struct {
+		name               string
+		strait, mm2        stat
+		ratio              float64
+		above, overlap, ok bool
+		text               string
+	}{
+		{name: "lower, apart", strait: stat{Median: 2, Min: 1, Max: 3}, mm2: stat{Median: 8, Min: 6, Max: 9}, ratio: 0.25, ok: true, text: "0.25"},
+		{name: "equal", strait: stat{Median: 4, Min: 4, Max: 4}, mm2: stat{Median: 4, Min: 4, Max: 4}, ratio: 1, overlap: true, ok: true, text: "1.00"},
+		{name: "higher, apart", strait: stat{Median: 15, Min: 15, Max: 16}, mm2: stat{Median: 12, Min: 10, Max: 13}, ratio: 1.25, above: true, ok: true, text: "**1.25, higher**"},
+		{name: "higher, overlapping", strait: stat{Median: 5, Min: 3, Max: 6}, mm2: stat{Median: 4, Min: 3.5, Max: 7}, ratio: 1.25, above: true, overlap: true, ok: true, text: "**1.25, higher** (ranges overlap)"},
+		{name: "MM2 without the figure", strait: stat{Median: 5, Min: 5, Max: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := toolSummary{Runs: 1, BrokerCPUPerGB: map[string]stat{"b": tt.strait}}
+			mt := toolSummary{Runs: 1}
+			if tt.mm2 != (stat{}) {
+				mt.BrokerCPUPerGB = map[string]stat{"b": tt.mm2}
+			}
+			ratio, above, overlap, ok := brokerBLoad(st, mt)
+			if ratio != tt.ratio || above != tt.above || overlap != tt.overlap || ok != tt.ok {
+				t.Errorf("brokerBLoad = %g, above %v, overlap %v, ok %v; want %g, %v, %v, %v", ratio, above, overlap, ok, tt.ratio, tt.above, tt.overlap, tt.ok)
+			}
+			if ok {
+				if got := brokerBRatioText(ratio, above, overlap); got != tt.text {
+					t.Errorf("brokerBRatioText = %q, want %q", got, tt.text)
+				}
+			}
+		})
+	}
+}
+
 func TestChartSVG(t *testing.T) {
 	res := sampleResults(t)
 	res.Params.Matrix = matrixReduced

@@ -233,6 +233,75 @@ func coresText(copies []copyResult, tool string) string {
 	return fmt.Sprintf("%.2f (%.2f / %.2f / %.2f)", statOf(all).Median, statOf(own).Median, statOf(a).Median, statOf(b).Median)
 }
 
+// brokerLoadTable shows, per cell and tool, the CPU seconds per GB copied that the tool
+// cost itself, broker A and broker B, and broker B's under Strait over under MM2: issue
+// 23 asks for broker B's CPU per GB no higher than under MM2, and a cell where Strait's is
+// higher is flagged.
+func (res *results) brokerLoadTable(w func(string, ...any)) {
+	if res.Params.Matrix == matrixNone || !res.anyCopies() {
+		return
+	}
+	w("")
+	w("### Broker load per GB")
+	w("")
+	w("CPU seconds per GB of payload copied (10^9 bytes of key + value, as every CPU s/GB here) of the replicator, broker A and broker B, over each run's whole copy (process start to complete, the window the brokers' CPU is read over: the replicator's figure is the totals' CPU s/GB, with startup); median of the runs [min–max]. A broker's CPU counts everything it did meanwhile: the tool's fetches, produces, metadata, group and offset traffic, MM2's internal topics, and the broker's own background work, which a longer copy (MM2's startup) adds more of. The last column is broker B's CPU per GB under Strait over under MM2 (of the medians; in an exactly-once row, over MM2 exactly-once); issue 23's target is at most 1, and **bold** marks a cell where Strait costs broker B more (*ranges overlap*: the runs' ranges overlap, so the difference may be noise).")
+	w("")
+	w("| # | workload | replicator | replicator CPU s/GB | broker A CPU s/GB | broker B CPU s/GB | broker B: Strait / MM2 |")
+	w("|--:|---|---|--:|--:|--:|--:|")
+	var flagged []string
+	for _, c := range res.Cells {
+		name := c.Name
+		for _, t := range allTools {
+			s, ok := c.Summary[t]
+			if !ok {
+				continue
+			}
+			broker := func(k string) string {
+				if v, ok := s.BrokerCPUPerGB[k]; ok {
+					return statText(v, "%.2f")
+				}
+				return "–"
+			}
+			ratio := ""
+			if baseTool(t) == toolStrait {
+				peer := toolMM2
+				if t == toolStraitEOS {
+					peer = toolMM2EOS
+				}
+				ratio = "–"
+				if r, above, overlap, ok := brokerBLoad(s, c.Summary[peer]); ok {
+					ratio = brokerBRatioText(r, above, overlap)
+					if above && t == toolStraitEOS {
+						flagged = append(flagged, fmt.Sprintf("#%d (exactly-once)", c.Index))
+					} else if above {
+						flagged = append(flagged, fmt.Sprintf("#%d", c.Index))
+					}
+				}
+			}
+			w("| %d | %s | %s | %s | %s | %s | %s |", c.Index, name, toolLabel(t), statText(s.CPUPerGB, "%.2f"), broker("a"), broker("b"), ratio)
+			name = "" // the workload once per cell
+		}
+	}
+	w("")
+	if len(flagged) == 0 {
+		w("Broker B's CPU per GB under Strait is no higher than under MM2 in every cell where both have the figure.")
+	} else {
+		w("**Strait costs broker B more CPU per GB than MM2 in %s.**", strings.Join(flagged, ", "))
+	}
+}
+
+// brokerBRatioText is the broker-B column of brokerLoadTable: the ratio, bold with a
+// flag when Strait's median is the higher.
+func brokerBRatioText(r float64, above, overlap bool) string {
+	if !above {
+		return fmt.Sprintf("%.2f", r)
+	}
+	if overlap {
+		return fmt.Sprintf("**%.2f, higher** (ranges overlap)", r)
+	}
+	return fmt.Sprintf("**%.2f, higher**", r)
+}
+
 func (res *results) anyCopies() bool {
 	for _, c := range res.Cells {
 		if len(c.Copies) > 0 {

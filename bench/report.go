@@ -118,6 +118,7 @@ func (res *results) markdown() string {
 	res.matrixTable(w)
 	res.distanceTable(w)
 	res.ceilingsTable(w)
+	res.brokerLoadTable(w)
 	res.eosTable(w)
 	if len(res.Cells) == 1 {
 		res.copyTable(w, &res.Cells[0])
