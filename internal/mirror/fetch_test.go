@@ -14,11 +14,16 @@ import (
 // trip; 31 MB/s over a 150 ms link that carried 139.)
 func TestPartitionFetchesAgainWithOneAskQueued(t *testing.T) {
 	x := newFastFixture(0)
-	x.f.cfg.PartitionFetchSize = 1000
+	x.f.cfg.PartitionFetchSize, x.f.cfg.MaxAsk = 1000, 4000
 	now := time.Now()
 	if room := x.f.fetchRoom(x.fp, now); room != 2000 {
 		t.Fatalf("room %d with nothing queued, want two asks, 2000", room)
 	}
+	x.f.cfg.MaxAsk = 1000 // the user's max.partition.fetch.bytes
+	if room := x.f.fetchRoom(x.fp, now); room != 1000 {
+		t.Fatalf("room %d with nothing queued, want max.partition.fetch.bytes, 1000", room)
+	}
+	x.f.cfg.MaxAsk = 4000
 	x.f.hold(x.fp, 1000)
 	if room := x.f.fetchRoom(x.fp, now); room != 1000 {
 		t.Fatalf("room %d with one ask queued, want 1000", room)
@@ -80,7 +85,7 @@ func TestAskSetByTheUserNeverGrows(t *testing.T) {
 // each would take every connection and hold buffer.memory for crumbs.
 func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 	m := testMirror()
-	f := newForwarder(forwardConfig{Codec: -1, PartitionFetchSize: 1 << 20, MaxBuffered: 64 << 20}, forwardDeps{Totals: &m.totals, Log: m.log})
+	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 64 << 20}, forwardDeps{Totals: &m.totals, Log: m.log})
 	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1, 1, 1, 1}}
 	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 1, 1, 1, 1}}
 	var keys []tp

@@ -715,9 +715,10 @@ func (f *forwarder) fetchable(fp *fastPart, now time.Time) (dst, room int32, ok 
 
 // fetchRoom returns how many bytes a partition may fetch now, 0 for none:
 // nothing pending for it, at most one ask queued, and room in
-// buffer.memory. It asks for what two asks leave: at least one ask, so a
+// buffer.memory. It asks for what two asks leave, at least one ask, so a
 // partition never fetches in crumbs (each fetch a round trip), and its next
-// response is on its way while up to one ask is still written.
+// response is on its way while up to one ask is still written; never for
+// more than cfg.MaxAsk, which a max.partition.fetch.bytes the user set is.
 func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	ask := f.askOf(fp)
 	switch {
@@ -726,7 +727,7 @@ func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	case fp.queueBytes > int(ask) || f.buffered >= f.cfg.MaxBuffered:
 		return 0
 	}
-	return 2*ask - int32(fp.queueBytes)
+	return min(2*ask-int32(fp.queueBytes), f.cfg.MaxAsk)
 }
 
 // askOf is what one fetch asks for a partition: max.partition.fetch.bytes

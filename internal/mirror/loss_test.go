@@ -512,8 +512,8 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 		t.Fatalf("%d of 3 partitions listed", len(parts))
 	}
 	for _, rp := range req.Topics[0].Partitions {
-		if rp.PartitionMaxBytes != 1200 {
-			t.Errorf("partition %d asks for %d bytes, want all its room, two asks of 600", rp.Partition, rp.PartitionMaxBytes)
+		if rp.PartitionMaxBytes != 600 {
+			t.Errorf("partition %d asks for %d bytes, want all its room, 600 (max.partition.fetch.bytes)", rp.Partition, rp.PartitionMaxBytes)
 		}
 	}
 	if req.MaxBytes != 1000 || rooms[1] != 1000 {
