@@ -47,7 +47,7 @@ type results struct {
 
 // write stores <stamp>.md, <stamp>.json and latest.md in dir and returns the markdown.
 // A matrix run also draws <stamp>-matrix.svg and writes matrix-latest.md and
-// matrix-latest.svg.
+// matrix-latest.svg (distance-latest.* for the distance matrix).
 func (res *results) write(dir string) (string, []string, error) {
 	res.MM2JVM = strings.Replace(mm2JVM, "<heap>", res.Params.MM2.Heap, 1)
 	stamp := res.Started.Format("20060102-150405")
@@ -65,10 +65,16 @@ func (res *results) write(dir string) (string, []string, error) {
 	}
 	out := map[string][]byte{stamp + ".md": []byte(md), stamp + ".json": append(js, '\n'), "latest.md": []byte(md)}
 	if matrix {
+		// The distance matrix keeps latest files of its own, so that it does
+		// not replace the loopback matrix's chart the README shows.
+		latest := "matrix-latest"
+		if res.Params.Matrix == matrixDistance {
+			latest = "distance-latest"
+		}
 		svg := []byte(res.chartSVG())
-		out[res.Chart], out["matrix-latest.svg"] = svg, svg
-		// matrix-latest.md shows the chart under its own latest name.
-		out["matrix-latest.md"] = []byte(strings.Replace(md, "]("+res.Chart+")", "](matrix-latest.svg)", 1))
+		out[res.Chart], out[latest+".svg"] = svg, svg
+		// <latest>.md shows the chart under its own latest name.
+		out[latest+".md"] = []byte(strings.Replace(md, "]("+res.Chart+")", "]("+latest+".svg)", 1))
 	}
 	var files []string
 	for _, name := range slices.Sorted(maps.Keys(out)) {
