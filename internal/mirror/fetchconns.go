@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // fetchConnsPerBroker is how many fetches the fast path keeps in flight to
@@ -26,35 +25,13 @@ type fetchConns struct {
 	busy    map[int32][]bool
 }
 
-// newFetchConns makes the fetch clients with newClient. If that fails, or
-// there is no newClient and the source logs in with SASL (a client made
-// from its options would share its mechanism, which closing one client
-// ends), it uses the source client alone: one fetch per broker.
+// newFetchConns makes the fetch clients with newClient (ownClients); without
+// them it uses the source client alone: one fetch per broker.
 func newFetchConns(source *kgo.Client, newClient NewClient, log *slog.Logger) *fetchConns {
 	c := &fetchConns{clients: []*kgo.Client{source}, busy: map[int32][]bool{}}
-	if source == nil {
-		return c
+	if clients := ownClients(source, newClient, fetchConnsPerBroker, nil, "fetch clients", "keeping one fetch in flight per source broker", log); clients != nil {
+		c.clients, c.own = clients, true
 	}
-	if newClient == nil {
-		if mechs, _ := source.OptValue(kgo.SASL).([]sasl.Mechanism); len(mechs) > 0 {
-			log.Warn("fast path: no factory for fetch clients with a SASL login of their own; keeping one fetch in flight per source broker")
-			return c
-		}
-		newClient = func(opts ...kgo.Opt) (*kgo.Client, error) { return kgo.NewClient(append(source.Opts(), opts...)...) }
-	}
-	var clients []*kgo.Client
-	for range fetchConnsPerBroker {
-		cl, err := newClient()
-		if err != nil {
-			log.Warn("fast path: cannot make its own fetch clients; keeping one fetch in flight per source broker", "err", err)
-			for _, c := range clients {
-				c.Close()
-			}
-			return c
-		}
-		clients = append(clients, cl)
-	}
-	c.clients, c.own = clients, true
 	return c
 }
 

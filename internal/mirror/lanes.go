@@ -64,32 +64,52 @@ type NewClient func(opts ...kgo.Opt) (*kgo.Client, error)
 // (sendLimit).
 func newLanes(target *kgo.Client, newClient NewClient, log *slog.Logger) *lanes {
 	l := &lanes{clients: []*kgo.Client{target}, byLane: map[laneKey]chan laneReq{}}
-	if target == nil {
-		return l
+	writes := make([]*produceWrites, produceConns)
+	clients := ownClients(target, newClient, produceConns, func(i int) kgo.Opt {
+		writes[i] = &produceWrites{n: map[int32]uint64{}, wake: map[int32]chan struct{}{}}
+		return kgo.WithHooks(writes[i])
+	}, "produce clients", "keeping one batch in flight per partition", log)
+	if clients != nil {
+		l.clients, l.writes, l.own, l.ordered = clients, writes, true, true
+	}
+	return l
+}
+
+// ownClients makes n clients with newClient, each with opt(i), for the
+// fast path's own connections; nil when base is nil, when making one
+// fails, or when there is no newClient and base logs in with SASL: a
+// client made from base's options would share its mechanism, which closing
+// one client ends (the Kerberos one destroys its credentials). Without
+// newClient the clients get base's options. what and fallback name the
+// clients and what the caller does without them, for the warning.
+func ownClients(base *kgo.Client, newClient NewClient, n int, opt func(i int) kgo.Opt, what, fallback string, log *slog.Logger) []*kgo.Client {
+	if base == nil {
+		return nil
 	}
 	if newClient == nil {
-		if mechs, _ := target.OptValue(kgo.SASL).([]sasl.Mechanism); len(mechs) > 0 {
-			log.Warn("fast path: no factory for produce clients with a SASL login of their own; keeping one batch in flight per partition")
-			return l
+		if mechs, _ := base.OptValue(kgo.SASL).([]sasl.Mechanism); len(mechs) > 0 {
+			log.Warn("fast path: no factory for " + what + " with a SASL login of their own; " + fallback)
+			return nil
 		}
-		newClient = func(opts ...kgo.Opt) (*kgo.Client, error) { return kgo.NewClient(append(target.Opts(), opts...)...) }
+		newClient = func(opts ...kgo.Opt) (*kgo.Client, error) { return kgo.NewClient(append(base.Opts(), opts...)...) }
 	}
 	var clients []*kgo.Client
-	var writes []*produceWrites
-	for range produceConns {
-		w := &produceWrites{n: map[int32]uint64{}, wake: map[int32]chan struct{}{}}
-		cl, err := newClient(kgo.WithHooks(w))
+	for i := range n {
+		var opts []kgo.Opt
+		if opt != nil {
+			opts = append(opts, opt(i))
+		}
+		cl, err := newClient(opts...)
 		if err != nil {
-			log.Warn("fast path: cannot make its own produce clients; keeping one batch in flight per partition", "err", err)
+			log.Warn("fast path: cannot make its own "+what+"; "+fallback, "err", err)
 			for _, c := range clients {
 				c.Close()
 			}
-			return l
+			return nil
 		}
-		clients, writes = append(clients, cl), append(writes, w)
+		clients = append(clients, cl)
 	}
-	l.clients, l.writes, l.own, l.ordered = clients, writes, true, true
-	return l
+	return clients
 }
 
 // conns is how many connections per broker the lanes use.
