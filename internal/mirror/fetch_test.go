@@ -121,3 +121,14 @@ func TestFetchConnsTakeAndRelease(t *testing.T) {
 		t.Fatal("a released connection is not taken again")
 	}
 }
+
+// A max.partition.fetch.bytes near Java's Integer.MAX_VALUE (kafkaclient
+// clamps it to 1 GiB) is "no limit": two asks of it overflowed int32, the
+// room came out negative, and the partition never fetched.
+func TestHugeAskStillFetches(t *testing.T) {
+	x := newFastFixture(0)
+	x.f.cfg.PartitionFetchSize, x.f.cfg.MaxAsk = 1<<30, 1<<30
+	if room := x.f.fetchRoom(x.fp, time.Now()); room != 1<<30 {
+		t.Fatalf("room %d with nothing queued and a 1 GiB max.partition.fetch.bytes, want 1 GiB", room)
+	}
+}

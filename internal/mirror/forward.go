@@ -48,7 +48,8 @@ import (
 // Long links: a partition fetches again while up to one ask of it is still
 // queued, so its next response crosses the link while the last is written,
 // and its ask doubles while its responses come back full with more behind
-// (fetchRoom, grow): a partition moves up to two asks per round trip, and
+// (fetchRoom, grow): a partition moves up to two asks per round trip (at
+// most cfg.MaxAsk, which a max.partition.fetch.bytes the user set is), and
 // the ask follows the bandwidth-delay product up to cfg.MaxAsk.
 //
 // A fetch response is used for a partition only if it was fetched at the
@@ -581,11 +582,20 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 	if len(parts) == 0 {
 		return
 	}
+	conn := f.fetchConns.take(src)
+	if conn < 0 {
+		// startFetches sends one fetch per broker with a connection idle,
+		// so this is a bug; the partitions are fetched in a later round.
+		f.log.Error("fast path: no idle fetch connection for a fetch (a bug in Strait)", "broker", src)
+		for _, fp := range parts {
+			fp.fetching = false
+		}
+		return
+	}
 	reserved := rooms
 	for dst, n := range rooms {
 		f.reserved[dst] += n
 	}
-	conn := f.fetchConns.take(src)
 	cl := f.fetchConns.client(conn)
 	idNames := make(map[[16]byte]string, len(req.Topics))
 	for _, t := range req.Topics {
@@ -727,7 +737,9 @@ func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	case fp.queueBytes > int(ask) || f.buffered >= f.cfg.MaxBuffered:
 		return 0
 	}
-	return min(2*ask-int32(fp.queueBytes), f.cfg.MaxAsk)
+	// In int64: a max.partition.fetch.bytes of 1 GiB (kafkaclient's clamp
+	// of Java's "no limit") would overflow two asks.
+	return int32(min(2*int64(ask)-int64(fp.queueBytes), int64(f.cfg.MaxAsk)))
 }
 
 // askOf is what one fetch asks for a partition: max.partition.fetch.bytes
@@ -742,7 +754,8 @@ func (f *forwarder) askOf(fp *fastPart) int32 {
 // grow doubles a partition's ask, up to cfg.MaxAsk, when its response of
 // n bytes filled at least half of it and the partition has more behind
 // (next < end): it was the ask, not the log, that bounded the response.
-// Over a long link a partition moves at most two asks per round trip, so
+// Over a long link a partition moves at most two asks (and at most MaxAsk)
+// per round trip, so
 // the ask rises until the link, buffer.memory or the target is the bound.
 // A partition that caught up goes back to the first ask: a fetch reserves
 // buffer.memory for all it asks until it is answered, and a long poll of a
@@ -753,7 +766,7 @@ func (f *forwarder) grow(fp *fastPart, n int, next, end int64) {
 	case next >= end:
 		fp.ask = 0
 	case n >= int(ask)/2 && ask < f.cfg.MaxAsk:
-		fp.ask = min(2*ask, f.cfg.MaxAsk)
+		fp.ask = int32(min(2*int64(ask), int64(f.cfg.MaxAsk)))
 	}
 }
 
