@@ -86,16 +86,7 @@ func TestAskSetByTheUserNeverGrows(t *testing.T) {
 func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 	m := testMirror()
 	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 64 << 20}, forwardDeps{Totals: &m.totals, Log: m.log})
-	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1, 1, 1, 1}}
-	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 1, 1, 1, 1}}
-	var keys []tp
-	for i := range int32(5) {
-		p := testPartition()
-		p.num = i
-		f.parts[tp{"t", i}] = newFastPart(p, 0)
-		keys = append(keys, tp{"t", i})
-	}
-	f.share, f.used = f.shares()
+	keys := fastPartitions(f, 5)
 	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), concurrentFetchMin); len(parts) != 0 {
 		t.Fatalf("a concurrent fetch of 3 partitions asking 6 MiB went out; want none under %d", concurrentFetchMin)
 	}

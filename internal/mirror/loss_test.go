@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,26 @@ func cat(bs ...[]byte) []byte {
 		out = append(out, b...)
 	}
 	return out
+}
+
+// fastPartitions adds partitions t[0..n) to f's fast path, every one led by
+// broker 1 on both sides, loads the shares, and returns their keys.
+func fastPartitions(f *forwarder, n int32) []tp {
+	leaders := make([]int32, n)
+	for i := range leaders {
+		leaders[i] = 1
+	}
+	f.srcMeta["t"] = topicMeta{leaders: leaders}
+	f.dstMeta["A.t"] = topicMeta{leaders: slices.Clone(leaders)}
+	var keys []tp
+	for i := range n {
+		p := testPartition()
+		p.num = i
+		f.parts[tp{"t", i}] = newFastPart(p, 0)
+		keys = append(keys, tp{"t", i})
+	}
+	f.share, f.used = f.shares()
+	return keys
 }
 
 func testForwarder(m *Mirror) *forwarder {
@@ -497,16 +518,7 @@ func TestFetchAfterRetryBackoff(t *testing.T) {
 func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 	m := testMirror()
 	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, forwardDeps{Totals: &m.totals, Log: m.log})
-	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1, 1}}
-	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 1, 1}}
-	var keys []tp
-	for i := range int32(3) {
-		p := testPartition()
-		p.num = i
-		f.parts[tp{"t", i}] = newFastPart(p, 0)
-		keys = append(keys, tp{"t", i})
-	}
-	f.share, f.used = f.shares()
+	keys := fastPartitions(f, 3)
 	req, parts, _, rooms := f.fetchRequest(keys, time.Now(), 0)
 	if len(parts) != 3 || len(req.Topics[0].Partitions) != 3 {
 		t.Fatalf("%d of 3 partitions listed", len(parts))
