@@ -54,6 +54,12 @@ type linkFigures struct {
 	StraitOverMM2Default float64 `json:"strait_over_mm2_default"`
 	// StraitOfLimit is Strait's steady median over LimitMBps.
 	StraitOfLimit float64 `json:"strait_of_limit"`
+	// Default* are Strait at its defaults (strait-default), the tool issue 23's
+	// distance targets name: over MM2 at its defaults, over MM2 tuned, and over
+	// LimitMBps.
+	DefaultOverMM2Default float64 `json:"strait_default_over_mm2_default,omitempty"`
+	DefaultOverMM2        float64 `json:"strait_default_over_mm2,omitempty"`
+	DefaultOfLimit        float64 `json:"strait_default_of_limit,omitempty"`
 }
 
 // linkFiguresOf derives a distance cell's figures from its summaries and limits.
@@ -74,6 +80,10 @@ func linkFiguresOf(summary map[string]toolSummary, limits []limitResult) *linkFi
 	f.StraitOverMM2 = div(s, summary[toolMM2].SteadyMBps.Median)
 	f.StraitOverMM2Default = div(s, summary[toolMM2Default].SteadyMBps.Median)
 	f.StraitOfLimit = div(s, f.LimitMBps)
+	d := summary[toolStraitDefault].SteadyMBps.Median
+	f.DefaultOverMM2Default = div(d, summary[toolMM2Default].SteadyMBps.Median)
+	f.DefaultOverMM2 = div(d, summary[toolMM2].SteadyMBps.Median)
+	f.DefaultOfLimit = div(d, f.LimitMBps)
 	return f
 }
 

@@ -238,6 +238,13 @@ func TestMM2DefaultSettings(t *testing.T) {
 			t.Errorf("MM2 at its defaults gets %s", k)
 		}
 	}
+	// Strait at its defaults reads the same file but for its first line, the comment.
+	straitFile := f.properties(toolStraitDefault)
+	_, mm2Rest, _ := strings.Cut(got, "\n")
+	first, straitRest, _ := strings.Cut(straitFile, "\n")
+	if straitRest != mm2Rest || !strings.Contains(first, "Strait at its defaults (strait-default)") {
+		t.Errorf("properties(strait-default) is not mm2-default's file:\n%s", straitFile)
+	}
 	// The log of a tuned run: mm2-default's check must refuse it.
 	b, err := os.ReadFile(filepath.Join("testdata", mm2ClientLog))
 	if err != nil {

@@ -327,7 +327,7 @@ func estimate(cells []workload, runs int, tools []string, latency time.Duration)
 		for _, t := range w.tools(tools) {
 			var one time.Duration
 			switch t {
-			case toolStrait:
+			case toolStrait, toolStraitDefault:
 				one = estStraitStart + linkStart(estStraitStartRTTs, w.Link) + secs(across(estStraitMBps, min(fetchAll, estFetchMaxMB))) + time.Second
 			case toolStraitEOS:
 				one = estStraitStart + secs(estStraitEOSMBps) + secs(estCountMBps) + time.Second

@@ -114,6 +114,8 @@ func toolLabel(t string) string {
 		return "MM2 exactly-once"
 	case toolMM2Default:
 		return "MM2 at defaults"
+	case toolStraitDefault:
+		return "Strait at defaults"
 	}
 	return t
 }
@@ -399,7 +401,7 @@ const (
 
 // chartColors are the bars' colours per tool: each exactly-once variant a lighter shade
 // of its replicator's.
-var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85", toolMM2Default: "#7f7f7f"}
+var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85", toolMM2Default: "#7f7f7f", toolStraitDefault: "#17becf"}
 
 // chartSVG draws the steady-state throughput of both tools (and of their exactly-once
 // variants where a cell ran them) per cell as horizontal bars (median) with a line over
@@ -510,12 +512,12 @@ func (res *results) distanceTable(w func(string, ...any)) {
 	w("")
 	w("## Distance: cluster A behind a latency proxy, %d runs per tool", res.Params.Runs)
 	w("")
-	w("The tools run near the target, as both tools' docs advise: every connection of a tool to cluster A, and of the link-limit probe, crosses an in-process toxiproxy that adds half the round trip on each direction and, in capped cells, lets at most the cap through each direction, over all connections together. Connections to B, the brokers' own traffic and the harness's preload and offset reads are direct. Steady throughput is MB/s of payload from the first record on B to the complete copy, median [min–max] of the runs; ratios are of the medians. *MM2 tuned* is `mm2`, with the file of the tables above and bench/README.md's *How MM2 is tuned*; *MM2 at defaults* is `mm2-default`, whose file holds only the clusters, the topics and the replication factors. *Link limit* is one franz-go consumer alone (4 MiB per partition, 64 MiB per fetch) reading the same backlog across the same proxy, right after the preload.")
+	w("The tools run near the target, as both tools' docs advise: every connection of a tool to cluster A, and of the link-limit probe, crosses an in-process toxiproxy that adds half the round trip on each direction and, in capped cells, lets at most the cap through each direction, over all connections together. Connections to B, the brokers' own traffic and the harness's preload and offset reads are direct. Steady throughput is MB/s of payload from the first record on B to the complete copy, median [min–max] of the runs; ratios are of the medians. *MM2 tuned* is `mm2`, with the file of the tables above and bench/README.md's *How MM2 is tuned*; *MM2 at defaults* is `mm2-default`, whose file holds only the clusters, the topics and the replication factors; *Strait at defaults* (`strait-default`) reads that same file, and *Strait, tuned file* (`strait`) MM2 tuned's, whose 4 MiB max.partition.fetch.bytes is then every fetch's ask, where at its defaults Strait's asks grow with the link. *Link limit* is one franz-go consumer alone (4 MiB per partition, 64 MiB per fetch) reading the same backlog across the same proxy, right after the preload.")
 	w("")
-	w("| # | link | workload | Strait MB/s | MM2 tuned MB/s | MM2 at defaults MB/s | Strait / MM2 tuned | Strait / MM2 at defaults | link limit MB/s | Strait / link limit | notes |")
-	w("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+	w("| # | link | workload | Strait at defaults MB/s | Strait, tuned file MB/s | MM2 tuned MB/s | MM2 at defaults MB/s | link limit MB/s | Strait at defaults / link limit | Strait at defaults / MM2 at defaults | Strait at defaults / MM2 tuned | Strait / MM2, tuned file | notes |")
+	w("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
 	for _, c := range cells {
-		s, m, d := c.Summary[toolStrait], c.Summary[toolMM2], c.Summary[toolMM2Default]
+		sd, s, m, d := c.Summary[toolStraitDefault], c.Summary[toolStrait], c.Summary[toolMM2], c.Summary[toolMM2Default]
 		f := c.Link
 		if f == nil {
 			f = linkFiguresOf(c.Summary, c.Limits)
@@ -527,9 +529,10 @@ func (res *results) distanceTable(w func(string, ...any)) {
 			return fmt.Sprintf(format, v)
 		}
 		notes := strings.TrimPrefix(failedText(c)+shortWindowsText(c), "; ")
-		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Workload.Link.text(), c.Workload.data(),
-			runsText(s, s.SteadyMBps, "%.1f"), runsText(m, m.SteadyMBps, "%.1f"), runsText(d, d.SteadyMBps, "%.1f"),
-			num(f.StraitOverMM2, "%.2f×"), num(f.StraitOverMM2Default, "%.2f×"), num(f.LimitMBps, "%.1f"), num(100*f.StraitOfLimit, "%.0f%%"), notes)
+		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", c.Index, c.Workload.Link.text(), c.Workload.data(),
+			runsText(sd, sd.SteadyMBps, "%.1f"), runsText(s, s.SteadyMBps, "%.1f"), runsText(m, m.SteadyMBps, "%.1f"), runsText(d, d.SteadyMBps, "%.1f"),
+			num(f.LimitMBps, "%.1f"), num(100*f.DefaultOfLimit, "%.0f%%"), num(f.DefaultOverMM2Default, "%.2f×"), num(f.DefaultOverMM2, "%.2f×"),
+			num(f.StraitOverMM2, "%.2f×"), notes)
 	}
 	w("")
 	w("Bytes from A across the link per byte of payload (median of the runs; record batch headers, and each tool's other reads of A): %s.", linkBytesText(cells))

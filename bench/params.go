@@ -40,22 +40,28 @@ const (
 	// toolMM2Default is MM2 at its defaults: its file holds only what it needs to run
 	// (clusters, topics, replication factors), none of the tuning of toolMM2 (props.go).
 	toolMM2Default = "mm2-default"
+	// toolStraitDefault is Strait reading the same file as mm2-default: Strait at its
+	// defaults (no max.partition.fetch.bytes, so its fetches grow with the link).
+	toolStraitDefault = "strait-default"
 )
 
 // allTools are the tools in the order reports list them: each replicator, then its
-// exactly-once variant, then MM2 at its defaults.
-var allTools = []string{toolStrait, toolStraitEOS, toolMM2, toolMM2EOS, toolMM2Default}
+// exactly-once variant, then the replicator at its defaults.
+var allTools = []string{toolStrait, toolStraitEOS, toolStraitDefault, toolMM2, toolMM2EOS, toolMM2Default}
 
 // baseTool is the replicator a tool runs: strait or mm2.
 func baseTool(tool string) string {
 	switch tool {
-	case toolStraitEOS:
+	case toolStraitEOS, toolStraitDefault:
 		return toolStrait
 	case toolMM2EOS, toolMM2Default:
 		return toolMM2
 	}
 	return tool
 }
+
+// atDefaults reports whether tool reads the file without the tuning (props.go).
+func atDefaults(tool string) bool { return tool == toolMM2Default || tool == toolStraitDefault }
 
 // eosVariant is the exactly-once variant of a replicator (strait -> strait-eos).
 func eosVariant(tool string) string { return tool + "-eos" }
@@ -316,7 +322,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		// link's own limit; the latency phase runs on loopback and would measure
 		// nothing of the link.
 		if !set["tools"] {
-			p.Tools = []string{toolStrait, toolMM2, toolMM2Default}
+			p.Tools = []string{toolStraitDefault, toolStrait, toolMM2, toolMM2Default}
 		}
 		if !set["phases"] {
 			p.Phases = []string{phaseCopy, phaseLimits}
@@ -348,7 +354,7 @@ func (p *params) validate() error {
 	}
 	for _, t := range p.Tools {
 		if !slices.Contains(allTools, t) {
-			bad("-tools: unknown tool %q: use strait, mm2, strait-eos, mm2-eos and/or mm2-default", t)
+			bad("-tools: unknown tool %q: use strait, mm2, strait-eos, mm2-eos, strait-default and/or mm2-default", t)
 		}
 	}
 	for _, t := range p.MatrixEOS {

@@ -126,7 +126,7 @@ func TestParseParams(t *testing.T) {
 			args: []string{"-matrix", "distance"},
 			check: func(p params) bool {
 				c := p.cells()
-				return p.Matrix == matrixDistance && len(c) == 7 && slices.Equal(p.Tools, []string{toolStrait, toolMM2, toolMM2Default}) &&
+				return p.Matrix == matrixDistance && len(c) == 7 && slices.Equal(p.Tools, []string{toolStraitDefault, toolStrait, toolMM2, toolMM2Default}) &&
 					slices.Equal(p.Phases, []string{phaseCopy, phaseLimits}) && p.CopyTimeout.Duration == 5*time.Minute &&
 					c[0].Link.RTT.Duration == 20*time.Millisecond && c[0].Link.MBps == 0 && c[1].Link.MBps == 100 &&
 					c[6].Partitions == 64 && c[6].Link.RTT.Duration == 150*time.Millisecond && c[6].Link.MBps == 0 &&

@@ -98,8 +98,8 @@ func (f flowSpec) properties(tool string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	t := f.tuning
-	if tool == toolMM2Default {
-		w("# Written by bench (go run ./bench): flow %s->%s, for MM2 at its defaults (mm2-default).", f.source, f.target)
+	if atDefaults(tool) {
+		w("# Written by bench (go run ./bench): flow %s->%s, for %s at its defaults (%s).", f.source, f.target, toolLabel(baseTool(tool)), tool)
 	} else {
 		w("# Written by bench (go run ./bench): flow %s->%s, read by Strait and by MM2 alike.", f.source, f.target)
 	}
@@ -116,8 +116,8 @@ func (f flowSpec) properties(tool string) string {
 		w("%s = 1", k)
 	}
 	w("sync.topic.acls.enabled = false")
-	if tool == toolMM2Default {
-		w("# MM2 at its defaults: no tuning (1 task, 16 KiB batches, 1 MiB per partition fetches, ...).")
+	if atDefaults(tool) {
+		w("# At its defaults: no tuning (MM2: 1 task, 16 KiB batches, 1 MiB per partition fetches, ...).")
 		if f.targetCodec != "" {
 			w("# The cell's compression.type on the target, as for every tool:")
 			w("%s.producer.compression.type = %s", f.target, f.targetCodec)
