@@ -119,3 +119,86 @@ func Merge(parts []Part) (Rebuilt, error) {
 	writeHeader(out, &nh)
 	return Rebuilt{Data: out, Header: nh, Runs: runs}, nil
 }
+
+// MergeRecompress appends to dst one batch, compressed with to, of the
+// records of the longest prefix of parts (at least one part) that is one
+// producer's contiguous run outside transactions and whose records
+// section, uncompressed, fits in maxBytes; it returns the extended dst,
+// the batch's header and how many parts it took. A part joins the one
+// before it when it starts at the offset after it, has no holes, is not
+// transactional, and has the first part's producer id, epoch and leader
+// epoch, so that the merged batch is one the source producer could have
+// written: whatever a reader decides from those fields (written by whom,
+// fetched in which epoch) holds for every record in it. Each part must have a valid CRC (ErrBadCRC); a prefix of
+// one part is that part recompressed, as Recompress does it.
+//
+// The fast path recompresses every batch that is not in the target's
+// codec anyway, so merging the small ones of a fetch costs no further
+// codec pass, and the target takes one batch where the source held many:
+// a broker's cost is per batch (it decompresses each compressed batch to
+// validate it), and a producer that lingers little over many partitions
+// leaves batches of one or two records.
+func (r *Recompressor) MergeRecompress(dst []byte, parts []Part, maxBytes int, to Compression) ([]byte, Header, int, error) {
+	if len(parts) == 0 {
+		return dst, Header{}, 0, errors.New("merging no batches")
+	}
+	if err := to.check(); err != nil {
+		return dst, Header{}, 0, err
+	}
+	var (
+		plain []byte // the parts taken, uncompressed, back to back
+		ends  []int
+		raw   int
+	)
+	none := Compression{Codec: None}
+	for i, p := range parts {
+		if i > 0 && !joins(parts[0].Header, parts[i-1].Header, p.Header) {
+			break
+		}
+		start := len(plain)
+		var err error
+		if plain, _, err = r.Recompress(plain, p.Data, p.Header, none); err != nil {
+			if i == 0 {
+				return dst, Header{}, 0, err
+			}
+			break // merge what came before; the caller meets this part again
+		}
+		n := len(plain) - start - HeaderSize
+		if i > 0 && raw+n > maxBytes {
+			plain = plain[:start]
+			break
+		}
+		raw += n
+		ends = append(ends, len(plain))
+	}
+	if len(ends) == 1 {
+		out, h, err := r.Recompress(dst, parts[0].Data, parts[0].Header, to)
+		return out, h, 1, err
+	}
+	taken := make([]Part, len(ends))
+	start := 0
+	for i, end := range ends {
+		h, err := Parse(plain[start:end])
+		if err != nil {
+			return dst, Header{}, 0, err
+		}
+		taken[i] = Part{Data: plain[start:end], Header: h}
+		start = end
+	}
+	m, err := Merge(taken)
+	if err != nil {
+		return dst, Header{}, 0, err
+	}
+	out, h, err := r.Recompress(dst, m.Data, m.Header, to)
+	return out, h, len(taken), err
+}
+
+// joins reports whether the batch h may be merged after prev in a run
+// that starts with first (MergeRecompress).
+func joins(first, prev, h Header) bool {
+	plain := func(h Header) bool {
+		return !h.Transactional() && h.Contiguous() && Mergeable(Header{NumRecords: h.NumRecords, Attributes: h.Attributes &^ codecMask})
+	}
+	return plain(first) && plain(h) && h.BaseOffset == prev.NextOffset() &&
+		h.ProducerID == first.ProducerID && h.ProducerEpoch == first.ProducerEpoch && h.PartitionLeaderEpoch == first.PartitionLeaderEpoch
+}

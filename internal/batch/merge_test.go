@@ -3,6 +3,9 @@ package batch
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +167,129 @@ func TestMergeReadsBackAsKafkaRecords(t *testing.T) {
 		if int(r.OffsetDelta) != i || !bytes.Equal(r.Value, recs[i].Value) {
 			t.Fatalf("record %d: %+v, want offset delta %d and value %q", i, r, i, recs[i].Value)
 		}
+	}
+}
+
+// smallBatches returns n batches of one or two of recs each, in codec,
+// back to back from offset base, as a producer that lingers little leaves
+// them, and the records a consumer reads from them.
+func smallBatches(t *testing.T, recs []*kgo.Record, codec Codec, base int64) ([]Part, []consumed) {
+	t.Helper()
+	var parts []Part
+	var want []consumed
+	for i := 0; i < len(recs); {
+		n := 1 + i%2
+		if i+n > len(recs) {
+			n = len(recs) - i
+		}
+		p := at(t, build(t, recs[i:i+n], codec, 0), base+int64(i))
+		_, cs := consume(t, p.Data)
+		parts, want = append(parts, p), append(want, cs...)
+		i += n
+	}
+	return parts, want
+}
+
+// rewritten returns p with its bytes changed by edit and its CRC made valid.
+func rewritten(t *testing.T, p Part, edit func([]byte)) Part {
+	t.Helper()
+	b := bytes.Clone(p.Data)
+	edit(b)
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	h, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Part{Data: b, Header: h}
+}
+
+// TestMergeRecompress merges small snappy batches into zstd batches of at
+// most maxBytes of records, and checks every record as a consumer reads
+// it: same offsets, timestamps, keys, values and headers, in order.
+func TestMergeRecompress(t *testing.T) {
+	recs := testRecords(60)
+	parts, want := smallBatches(t, recs, Snappy, 1000)
+	for _, maxBytes := range []int{1 << 20, 600, 1} {
+		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
+			var r Recompressor
+			var got []consumed
+			batches := 0
+			for rest := parts; len(rest) > 0; {
+				out, h, n, err := r.MergeRecompress(nil, rest, maxBytes, Compression{Codec: Zstd})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ph, cs := consume(t, out)
+				if ph != h || h.Codec() != Zstd || !ValidCRC(out, h) || h.Size() != len(out) || !h.Contiguous() {
+					t.Fatalf("batch %d: header %+v, parsed %+v, %d bytes", batches, h, ph, len(out))
+				}
+				if h.ProducerID != rest[0].Header.ProducerID || h.PartitionLeaderEpoch != rest[0].Header.PartitionLeaderEpoch {
+					t.Fatalf("batch %d: producer fields %+v, first part %+v", batches, h, rest[0].Header)
+				}
+				if raw, _ := decoded(t, out); n > 1 && len(raw) > maxBytes {
+					t.Fatalf("batch %d merges %d parts into %d bytes of records, more than %d", batches, n, len(raw), maxBytes)
+				}
+				got = append(got, cs...)
+				rest = rest[n:]
+				batches++
+			}
+			switch {
+			case maxBytes == 1 && batches != len(parts):
+				t.Fatalf("%d batches from %d parts: a part larger than maxBytes goes alone", batches, len(parts))
+			case maxBytes == 1<<20 && batches != 1:
+				t.Fatalf("%d batches, want the %d parts in one", batches, len(parts))
+			case maxBytes == 600 && (batches < 3 || batches >= len(parts)):
+				t.Fatalf("%d batches from %d parts", batches, len(parts))
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d records, want %d", len(got), len(want))
+			}
+			for i, w := range want {
+				g := got[i]
+				if g.offset != w.offset || g.ts != w.ts || !bytes.Equal(g.rec.Key, w.rec.Key) || !bytes.Equal(g.rec.Value, w.rec.Value) ||
+					(g.rec.Value == nil) != (w.rec.Value == nil) || len(g.rec.Headers) != len(w.rec.Headers) {
+					t.Fatalf("record %d: got offset %d ts %d %+v, want offset %d ts %d %+v", i, g.offset, g.ts, g.rec, w.offset, w.ts, w.rec)
+				}
+			}
+		})
+	}
+}
+
+// A run ends where a batch could not have come from the same producer
+// write: another producer or epoch, a gap (a marker took an offset), a
+// transaction, another leader epoch; and at a batch with a bad CRC.
+func TestMergeRecompressStopsAtARunsEnd(t *testing.T) {
+	recs := testRecords(6)
+	parts, _ := smallBatches(t, recs, Lz4, 50) // 4 parts: 1, 2, 1, 2 records
+	third := parts[2]
+	for _, c := range []struct {
+		name  string
+		third Part
+	}{
+		{"another producer", rewritten(t, third, func(b []byte) { binary.BigEndian.PutUint64(b[offProducerID:], 10) })},
+		{"another producer epoch", rewritten(t, third, func(b []byte) { binary.BigEndian.PutUint16(b[offProducerEpoch:], 4) })},
+		{"another leader epoch", rewritten(t, third, func(b []byte) { binary.BigEndian.PutUint32(b[offLeaderEpoch:], 8) })},
+		{"a gap", at(t, third.Data, third.Header.BaseOffset+1)},
+		{"transactional", at(t, build(t, recs[3:4], Lz4, attrTransactional), third.Header.BaseOffset)},
+		{"bad CRC", Part{Data: append(bytes.Clone(third.Data[:len(third.Data)-1]), third.Data[len(third.Data)-1]^1), Header: third.Header}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := []Part{parts[0], parts[1], c.third, parts[3]}
+			var r Recompressor
+			out, h, n, err := r.MergeRecompress(nil, run, 1<<20, Compression{Codec: Gzip})
+			if err != nil || n != 2 || h.NumRecords != 3 || h.BaseOffset != 50 || h.Codec() != Gzip || !ValidCRC(out, h) {
+				t.Fatalf("took %d parts into %+v, err %v; want the first two, 3 records at 50", n, h, err)
+			}
+		})
+	}
+	var r Recompressor
+	bad := Part{Data: bytes.Clone(parts[0].Data), Header: parts[0].Header}
+	bad.Data[len(bad.Data)-1] ^= 1
+	if _, _, n, err := r.MergeRecompress(nil, []Part{bad, parts[1]}, 1<<20, Compression{Codec: Gzip}); !errors.Is(err, ErrBadCRC) || n != 0 {
+		t.Fatalf("a first part with a bad CRC: took %d, err %v", n, err)
+	}
+	tx := at(t, build(t, recs[:1], Lz4, attrTransactional), 50)
+	if _, h, n, err := r.MergeRecompress(nil, []Part{tx, parts[1]}, 1<<20, Compression{Codec: Gzip}); err != nil || n != 1 || !h.Transactional() {
+		t.Fatalf("a transactional first part: took %d into %+v, err %v; want it alone, still transactional", n, h, err)
 	}
 }
