@@ -20,10 +20,9 @@ import "strait/internal/batch"
 //
 // Only batches never sent are merged: a batch sent before goes again as
 // it was, with its sequence, so that the broker can tell a duplicate.
-// Compressed batches are not merged here (that would cost a decompression
-// and a compression on the forwarder's loop): those that are recompressed to
-// the target's codec anyway are merged in the fetch goroutine as they are
-// recompressed (recodeBatches), and the others are forwarded as they are.
+// Compressed batches are not merged (that would cost a decompression and a
+// compression on the forwarder's loop); producers that compress usually
+// linger, and their batches are larger.
 
 // mergeMaxBytes caps a merged batch at the Java producer's default
 // batch.size: any topic a default Java producer writes to takes it.

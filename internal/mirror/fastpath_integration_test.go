@@ -328,93 +328,73 @@ func TestOffsetSyncsAreExactPairs(t *testing.T) {
 }
 
 // TestSmallBatchesAreMergedExactly: a producer without linger leaves one
-// record per batch. The fast path merges such batches: queued uncompressed
-// ones before it sends them (coalesce), and compressed ones while it
-// recompresses them to the target's codec (recodeBatches), in both cases
-// across an aborted transaction it skips. The target holds far fewer
-// batches, Kafka takes them, and every record is copied once, in order,
-// its source offset translating to its own copy.
+// record per batch. The fast path merges such queued batches before it
+// sends them (coalesce), across an aborted transaction it skips: the
+// target holds far fewer batches, Kafka takes them, and every record is
+// copied once, in order, its source offset translating to its own copy.
 func TestSmallBatchesAreMergedExactly(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		codec  kgo.CompressionCodec
-		target string // the target producer's compression.type, "" for unset
-	}{
-		{"uncompressed", kgo.NoCompression(), ""},
-		{"snappy recompressed to zstd", kgo.SnappyCompression(), "zstd"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			a, b := env.Clusters[0], env.Clusters[1]
-			topic := kafkatest.Name(t, "small")
-			a.CreateTopic(t, topic, 1, nil)
-			ctx := t.Context()
-			one := a.Client(t, kgo.ProducerLinger(0), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(tt.codec))
-			write := func(from, n int) {
-				for i := from; i < from+n; i++ {
-					r := &kgo.Record{Key: []byte("k" + strconv.Itoa(i%13)), Value: []byte(fmt.Sprintf("value %d", i)),
-						Headers: []kgo.RecordHeader{{Key: "i", Value: []byte(strconv.Itoa(i))}}}
-					if err := one.ProduceSync(ctx, r).FirstErr(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			write(0, 600)
-			txn := a.Client(t, kgo.TransactionalID(topic), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(tt.codec))
-			if err := txn.BeginTransaction(); err != nil {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "small")
+	a.CreateTopic(t, topic, 1, nil)
+	ctx := t.Context()
+	one := a.Client(t, kgo.ProducerLinger(0), kgo.DefaultProduceTopic(topic))
+	write := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			r := &kgo.Record{Key: []byte("k" + strconv.Itoa(i%13)), Value: []byte(fmt.Sprintf("value %d", i)),
+				Headers: []kgo.RecordHeader{{Key: "i", Value: []byte(strconv.Itoa(i))}}}
+			if err := one.ProduceSync(ctx, r).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
-			if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("aborted")}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-			if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil {
-				t.Fatal(err)
-			}
-			write(600, 600)
-
-			conf := "topics = " + topic
-			if tt.target != "" {
-				conf += "\nB.producer.compression.type = " + tt.target
-			}
-			d := runDaemon(t, conf)
-			waitProgress(t, topic)
-			write(1200, 200) // while it runs
-			waitProgress(t, topic)
-			for _, p := range d.Status().Flows[0].Mirror.Partitions {
-				if p.Path != "fast" {
-					t.Errorf("%s[%d] took the %s path, want fast", p.Topic, p.Partition, p.Path)
-				}
-			}
-			src := a.ReadAll(t, topic, kgo.ReadCommitted())
-			dst := b.ReadAll(t, "A."+topic, kgo.ReadCommitted())
-			if rep := verify.Compare(0, src[0], dst[0]); !rep.OK() || rep.Duplicates != 0 || len(dst[0]) != 1400 {
-				t.Fatalf("%v (%d records on the target, want 1400)", rep, len(dst[0]))
-			}
-			idx, err := index.Load(ctx, b.Client(t, tail.ClientOpts()...), index.TopicName("A"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			byOffset := map[int64]*kgo.Record{}
-			for _, r := range dst[0] {
-				byOffset[r.Offset] = r
-			}
-			for _, r := range src[0] {
-				tgt, res := idx.Translate(topic, 0, r.Offset)
-				if res != offsets.Exact || byOffset[tgt] == nil || !verify.Same(r, byOffset[tgt]) {
-					t.Fatalf("source offset %d translates to %d (%v), which is not its copy", r.Offset, tgt, res)
-				}
-			}
-			batches := 0
-			for codec, n := range targetCodecs(t, "A."+topic, 0) {
-				batches += n
-				if tt.target != "" && codec.String() != tt.target {
-					t.Errorf("%d %s batches on the target, compression.type asks for %s", n, codec, tt.target)
-				}
-			}
-			// The 1,200 records written before the start are one fetch's backlog.
-			if batches > 1400/4 {
-				t.Errorf("the target holds %d batches for 1400 records written one per batch: they were not merged", batches)
-			}
-			t.Logf("1400 records written one per batch: %d batches on the target", batches)
-		})
+		}
 	}
+	write(0, 600)
+	txn := a.Client(t, kgo.TransactionalID(topic), kgo.DefaultProduceTopic(topic))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("aborted")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	write(600, 600)
+
+	d := runDaemon(t, "topics = "+topic)
+	waitProgress(t, topic)
+	write(1200, 200) // while it runs
+	waitProgress(t, topic)
+	for _, p := range d.Status().Flows[0].Mirror.Partitions {
+		if p.Path != "fast" {
+			t.Errorf("%s[%d] took the %s path, want fast", p.Topic, p.Partition, p.Path)
+		}
+	}
+	src := a.ReadAll(t, topic, kgo.ReadCommitted())
+	dst := b.ReadAll(t, "A."+topic, kgo.ReadCommitted())
+	if rep := verify.Compare(0, src[0], dst[0]); !rep.OK() || rep.Duplicates != 0 || len(dst[0]) != 1400 {
+		t.Fatalf("%v (%d records on the target, want 1400)", rep, len(dst[0]))
+	}
+	idx, err := index.Load(ctx, b.Client(t, tail.ClientOpts()...), index.TopicName("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOffset := map[int64]*kgo.Record{}
+	for _, r := range dst[0] {
+		byOffset[r.Offset] = r
+	}
+	for _, r := range src[0] {
+		tgt, res := idx.Translate(topic, 0, r.Offset)
+		if res != offsets.Exact || byOffset[tgt] == nil || !verify.Same(r, byOffset[tgt]) {
+			t.Fatalf("source offset %d translates to %d (%v), which is not its copy", r.Offset, tgt, res)
+		}
+	}
+	batches := 0
+	for _, n := range targetCodecs(t, "A."+topic, 0) {
+		batches += n
+	}
+	// The 1,200 records written before the start are one fetch's backlog.
+	if batches > 1400/4 {
+		t.Errorf("the target holds %d batches for 1400 records written one per batch: they were not merged", batches)
+	}
+	t.Logf("1400 records written one per batch: %d batches on the target", batches)
 }

@@ -21,8 +21,8 @@ import (
 // The fast path. The forwarder fetches raw record batches from the source
 // leaders and produces them, unchanged but for the producer fields and the
 // CRC, to the same partitions on the target: no per-record work. A batch in
-// another codec than the target's compression.type is recompressed whole,
-// and consecutive small ones of one producer merged (recode.go). A partition keeps up to five batches in flight (produce.go);
+// another codec than the target's compression.type is recompressed whole
+// (recode.go). A partition keeps up to five batches in flight (produce.go);
 // the produce response's base offset gives the exact target offsets of
 // every record (the target keeps the batch's offset deltas).
 //
@@ -597,13 +597,6 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 		f.reserved[dst] += n
 	}
 	cl := f.fetchConns.client(conn)
-	var mergeMax map[tp]int
-	if f.cfg.Codec >= 0 {
-		mergeMax = make(map[tp]int, len(parts))
-		for key, fp := range parts {
-			mergeMax[key] = recodeMergeLimit(fp)
-		}
-	}
 	idNames := make(map[[16]byte]string, len(req.Topics))
 	for _, t := range req.Topics {
 		idNames[t.TopicID] = t.Topic
@@ -626,7 +619,7 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 				}
 			}
 			if fd.err == nil {
-				fd.rebuilt = prepareResponse(fd.resp, idNames, at, mergeMax, f.cfg.compression()) // recode.go
+				fd.rebuilt = prepareResponse(fd.resp, idNames, at, f.cfg.compression()) // recode.go
 			}
 		}
 		return fd

@@ -40,23 +40,6 @@ import (
 
 var recompressors = sync.Pool{New: func() any { return new(batch.Recompressor) }}
 
-// recodeMergeMaxBytes caps the records, uncompressed, of a batch merged
-// while recoding (recodeBatches): the batch.size bench/README.md tunes MM2
-// with. Larger batches save the target little more, and a batch is the
-// unit a produce retries.
-const recodeMergeMaxBytes = 256 << 10
-
-// recodeMergeLimit is the most bytes of records a batch of fp merged while
-// recoding holds: recodeMergeMaxBytes, or half the remote topic's
-// max.message.bytes when that is lower (a codec may make records larger:
-// snappy's worst case adds a sixth).
-func recodeMergeLimit(fp *fastPart) int {
-	if n := fp.p.topic.maxMessageBytes.Load(); n > 0 {
-		return int(min(n/2, recodeMergeMaxBytes))
-	}
-	return recodeMergeMaxBytes
-}
-
 // compression is what the fast path compresses the batches it recodes and
 // rebuilds with: the target's compression.type (Codec, -1 when unset) at
 // its level.
@@ -75,17 +58,14 @@ type rebuiltBatch struct {
 
 // prepareResponse rebuilds, in resp, the batches that need it, and recodes
 // the others that are not in codec to.Codec (none when to.Codec < 0), at
-// to.Level (compression.type's compression.<codec>.level), merging the
-// small ones into batches of up to mergeMax bytes of records (none for a
-// partition without one: recodeBatches). at holds each partition's fetch
-// offset, by source topic name; names maps the topic IDs
+// to.Level (compression.type's compression.<codec>.level). at holds each
+// partition's fetch offset, by source topic name; names maps the topic IDs
 // of the request to names, for responses that carry IDs only. It returns
 // the rebuilt batches of each response partition.
-func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, mergeMax map[tp]int, to batch.Compression) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
+func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, to batch.Compression) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
 	type job struct {
 		rp      *kmsg.FetchResponseTopicPartition
 		from    int64
-		merge   int
 		rebuild bool
 		recode  bool
 		out     rebuiltBatches
@@ -96,14 +76,13 @@ func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map
 		name := topicName(names, t.Topic, t.TopicID)
 		for pi := range t.Partitions {
 			rp := &t.Partitions[pi]
-			key := tp{name, rp.Partition}
-			from, ok := at[key]
+			from, ok := at[tp{name, rp.Partition}]
 			if !ok {
 				continue
 			}
 			rebuild, recode := preparation(rp.RecordBatches, from, to.Codec)
 			if rebuild || recode {
-				todo = append(todo, &job{rp: rp, from: from, merge: mergeMax[key], rebuild: rebuild, recode: recode})
+				todo = append(todo, &job{rp: rp, from: from, rebuild: rebuild, recode: recode})
 			}
 		}
 	}
@@ -114,7 +93,7 @@ func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map
 			j.out = rebuildBatches(r, j.rp.RecordBatches, j.from, to)
 		}
 		if j.recode {
-			j.rp.RecordBatches = recodeBatches(r, j.rp.RecordBatches, j.from, j.merge, to)
+			j.rp.RecordBatches = recodeBatches(r, j.rp.RecordBatches, j.from, to)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(todo))
@@ -226,45 +205,26 @@ func (f *forwarder) queueRebuilt(fp *fastPart, h batch.Header, rb *rebuiltBatch)
 // recodeBatches returns batches with every data batch fetched at from on
 // in to.Codec (compressed at to.Level), except those to rebuild, in a new
 // buffer; batches already in to.Codec, batches it cannot recode, and a
-// partial batch at the end, are copied as they are. Consecutive batches to
-// recode are merged (batch.MergeRecompress) into batches of at most
-// mergeMax bytes of records, where they are one producer's contiguous
-// run outside transactions: the recompression is paid anyway, and the
-// target then validates and stores one batch where the source held many
-// (a source producer that lingers 5 ms over 512 partitions leaves batches
-// of one or two records). The merged batch holds consecutive source
-// offsets from its base offset, as a source batch does, so the fast path
-// queues, indexes and filters it as one.
-func recodeBatches(r *batch.Recompressor, batches []byte, from int64, mergeMax int, to batch.Compression) []byte {
+// partial batch at the end, are copied as they are.
+func recodeBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Compression) []byte {
 	out := make([]byte, 0, len(batches)+len(batches)/8)
-	var run []batch.Part // batches to recode, not yet written to out
-	flush := func() {
-		for len(run) > 0 {
-			recoded, _, n, err := r.MergeRecompress(out, run, mergeMax, to)
-			if err != nil {
-				out = append(out, run[0].Data...) // walkBatches judges it
-				n = 1
-			} else {
-				out = recoded
-			}
-			run = run[n:]
-		}
-	}
 	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
 		if err != nil {
-			flush()
 			return append(out, rest...)
 		}
 		b := rest[:h.Size()]
 		rest = rest[h.Size():]
 		if h.Control() || h.Codec() == to.Codec || h.NextOffset() <= from || batch.NeedsRebuild(h, from) {
-			flush()
 			out = append(out, b...)
 			continue
 		}
-		run = append(run, batch.Part{Data: b, Header: h})
+		recoded, _, err := r.Recompress(out, b, h, to)
+		if err != nil {
+			out = append(out, b...)
+			continue
+		}
+		out = recoded
 	}
-	flush()
 	return out
 }

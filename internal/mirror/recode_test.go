@@ -26,8 +26,8 @@ func TestRecodeAtLevel(t *testing.T) {
 		{batch.Zstd, 1, 22},
 	} {
 		t.Run(tt.codec.String(), func(t *testing.T) {
-			low := recodeBatches(&r, src, 0, 0, batch.Compression{Codec: tt.codec, Level: tt.low})
-			high := recodeBatches(&r, src, 0, 0, batch.Compression{Codec: tt.codec, Level: tt.high})
+			low := recodeBatches(&r, src, 0, batch.Compression{Codec: tt.codec, Level: tt.low})
+			high := recodeBatches(&r, src, 0, batch.Compression{Codec: tt.codec, Level: tt.high})
 			for _, b := range [][]byte{low, high} {
 				h, err := batch.Parse(b)
 				if err != nil || h.Codec() != tt.codec || h.NumRecords != 3000 || h.Size() != len(b) {
@@ -64,7 +64,7 @@ func TestFastPathCompressionLevel(t *testing.T) {
 	src := encodeBatch(0, 3000, 0, 3, nil)
 	recoded := func(level int) []byte {
 		resp := fetchResp("t", src)
-		prepareResponse(resp, nil, map[tp]int64{{"t", 0}: 0}, nil, batch.Compression{Codec: batch.Gzip, Level: level})
+		prepareResponse(resp, nil, map[tp]int64{{"t", 0}: 0}, batch.Compression{Codec: batch.Gzip, Level: level})
 		b := resp.Topics[0].Partitions[0].RecordBatches
 		if h, err := batch.Parse(b); err != nil || h.Codec() != batch.Gzip || h.NumRecords != 3000 {
 			t.Fatalf("recoded batch %+v (%v), want gzip with 3000 records", h, err)
