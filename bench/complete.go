@@ -172,12 +172,34 @@ type copySeen struct {
 	// records are the records on B per partition at completion (end offsets, or the
 	// records counted read_committed); ends are the high watermarks then.
 	records, ends []int64
+	// started is when startFractions of the partitions whose source holds records had
+	// shown a record on B (startedPartitions), the last when every one had; zero until
+	// then.
+	started [len(startFractions)]time.Time
+}
+
+// startFractions are the shares of the partitions whose start the watch times: half, 90 %
+// and all of them, to tell a slow start of every partition from a few that trail.
+var startFractions = [...]float64{0.5, 0.9, 1}
+
+// allStarted is when every partition had started (zero if never).
+func (s copySeen) allStarted() time.Time { return s.started[len(s.started)-1] }
+
+// markStarted records now for every start fraction that n started partitions of of
+// reach for the first time; it reports whether every partition has started by now.
+func (s *copySeen) markStarted(n, of int, now time.Time) bool {
+	for i, f := range startFractions {
+		if s.started[i].IsZero() && of > 0 && float64(n) >= f*float64(of) {
+			s.started[i] = now
+		}
+	}
+	return !s.allStarted().IsZero()
 }
 
 // watchCopy polls B until the copy is complete, a process exits, the copy stalls or the
 // deadline passes. End offsets are polled every 10 ms until the first record (in a
-// transaction or not: that is when the tool began writing), then every 50 ms; in
-// committed mode the LSOs after that.
+// transaction or not: that is when the tool began writing), then every 50 ms (longer
+// above 2,000 partitions, see pollIntervals); in committed mode the LSOs after that.
 func (r *runner) watchCopy(ctx context.Context, w copyWatch) (copySeen, error) {
 	var (
 		seen      copySeen
@@ -202,6 +224,7 @@ func (r *runner) watchCopy(ctx context.Context, w copyWatch) (copySeen, error) {
 		}
 		return out, nil
 	}
+	pollBefore, pollAfter := pollIntervals(len(w.want))
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -235,6 +258,13 @@ func (r *runner) watchCopy(ctx context.Context, w copyWatch) (copySeen, error) {
 			r.log.Info("first record on the target", "tool", w.tool, "seconds", now.Sub(w.procs[0].started).Seconds())
 			if w.committed {
 				all = false // that was the high watermark; completion is judged on the LSOs
+			}
+		}
+		if seen.allStarted().IsZero() {
+			// The same poll answers when the partitions started: no request of its own.
+			n, of := startedPartitions(offs, w.want)
+			if seen.markStarted(n, of, now) {
+				r.log.Info("every partition has a record on the target", "tool", w.tool, "partitions", of, "seconds", now.Sub(w.procs[0].started).Seconds())
 			}
 		}
 		if all {
@@ -286,11 +316,28 @@ func (r *runner) watchCopy(ctx context.Context, w copyWatch) (copySeen, error) {
 			return seen, w.procs[0].failure("copy incomplete after -copy-timeout %s: %d of %d records on %q", r.p.CopyTimeout.Duration, total, records, w.remotes[0])
 		}
 		if seen.first.IsZero() {
-			timer.Reset(pollBeforeFirst)
+			timer.Reset(pollBefore)
 		} else {
-			timer.Reset(pollAfterFirst)
+			timer.Reset(pollAfter)
 		}
 	}
+}
+
+// startedPartitions counts the partitions that hold at least one record on B (got, end
+// offsets or LSOs flattened as endOffsetsAll) among the of partitions whose source holds
+// records (want): a source partition without records can never start. got shorter than
+// want (a failed poll) counts only what it holds.
+func startedPartitions(got, want []int64) (n, of int) {
+	for i, wn := range want {
+		if wn <= 0 {
+			continue
+		}
+		of++
+		if i < len(got) && got[i] > 0 {
+			n++
+		}
+	}
+	return n, of
 }
 
 // checkTransactional fails an exactly-once run whose remote topics hold no transaction

@@ -19,7 +19,21 @@ const (
 	// a stalled tool (MM2's producer stuck on OUT_OF_ORDER_SEQUENCE_NUMBER, say) would
 	// otherwise hold the matrix until -copy-timeout.
 	copyStall = 30 * time.Second
+	// pollPartitions is the most partitions polled at those intervals: one ListOffsets
+	// request costs broker B about 2 ms of CPU for 2,000 partitions, and more with more,
+	// so above it both intervals grow in proportion (pollIntervals).
+	pollPartitions = 2000
 )
+
+// pollIntervals returns the copy watch's intervals before and after the first record for
+// a copy of partitions partitions: pollBeforeFirst and pollAfterFirst up to
+// pollPartitions (every matrix cell), in proportion above (50 and 250 ms at 10,000), so
+// the harness's polls do not take a growing share of broker B's CPU while a replicator
+// starts thousands of partitions.
+func pollIntervals(partitions int) (before, after time.Duration) {
+	k := time.Duration(max(1, (partitions+pollPartitions-1)/pollPartitions))
+	return k * pollBeforeFirst, k * pollAfterFirst
+}
 
 // copyResult is one tool copying a backlog from A to a fresh remote topic on B.
 type copyResult struct {
@@ -40,6 +54,14 @@ type copyResult struct {
 
 	// FirstRecordSeconds is process start to the first record on B (end offsets polled).
 	FirstRecordSeconds float64 `json:"first_record_s"`
+	// AllStartedSeconds is process start to every partition of B's remote topics holding
+	// at least one record (of those whose source partition holds any), from the same polls
+	// as FirstRecordSeconds; nil if that never happened.
+	AllStartedSeconds *float64 `json:"all_partitions_started_s,omitempty"`
+	// HalfStartedSeconds and P90StartedSeconds are the same for half and for 90 % of
+	// those partitions: whether a few trail the rest.
+	HalfStartedSeconds *float64 `json:"half_partitions_started_s,omitempty"`
+	P90StartedSeconds  *float64 `json:"p90_partitions_started_s,omitempty"`
 	// WallSeconds is process start to every partition of B's remote topic holding as many
 	// records as the source partition.
 	WallSeconds float64 `json:"wall_s"`
@@ -128,6 +150,14 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	res.SteadyCPUSeconds = st.CPUSeconds() - seen.atFirst[0].CPUSeconds()
 	res.FirstRecordSeconds = seen.first.Sub(pr.started).Seconds()
 	res.WallSeconds = seen.done.Sub(pr.started).Seconds()
+	since := func(t time.Time) *float64 {
+		if t.IsZero() {
+			return nil
+		}
+		s := t.Sub(pr.started).Seconds()
+		return &s
+	}
+	res.HalfStartedSeconds, res.P90StartedSeconds, res.AllStartedSeconds = since(seen.started[0]), since(seen.started[1]), since(seen.allStarted())
 	res.TargetRecords = sum(seen.records)
 	res.BrokerCPU = map[string]float64{}
 	for k, v := range seen.brokerAt {

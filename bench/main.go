@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	res, runErr := r.run(ctx)
-	if runErr != nil && (errors.Is(runErr, context.Canceled) || len(res.Cells) == 0 && len(res.Memory) == 0 && res.Nodes == nil) {
+	if runErr != nil && (errors.Is(runErr, context.Canceled) || len(res.Cells) == 0 && len(res.Memory) == 0 && res.Nodes == nil && len(res.Scale) == 0) {
 		fmt.Fprintf(stderr, "bench: %v\n", runErr) // interrupted or nothing measured: no result files
 		return 1
 	}

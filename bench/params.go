@@ -16,6 +16,7 @@ const (
 	modeCompare = "compare" // backlog copy, latency and client limits, per tool
 	modeMemory  = "memory"  // Strait only: peak RSS at a small and a large partition count
 	modeNodes   = "nodes"   // Strait only: one backlog copied by 1, 2, 3... nodes sharing the flow
+	modeScale   = "scale"   // Strait (and -tools): thousands of topics on one node, issue 23 (scale.go)
 	modeAll     = "all"     // compare, then memory
 )
 
@@ -124,6 +125,12 @@ type params struct {
 	MemPartitions          []int `json:"memory_partitions"`
 	MemRecordsPerPartition int   `json:"memory_records_per_partition"`
 
+	// ScaleTopics are the topic counts of the scale mode, each with ScalePartitions
+	// partitions and ScaleRecords records in every partition (scale.go).
+	ScaleTopics     []int `json:"scale_topics,omitempty"`
+	ScalePartitions int   `json:"scale_partitions,omitempty"`
+	ScaleRecords    int   `json:"scale_records_per_partition,omitempty"`
+
 	MM2 mm2Tuning `json:"mm2_tuning"`
 
 	BrokerHeap string `json:"broker_heap"`
@@ -182,6 +189,9 @@ func defaultParams() params {
 		CopyTimeout:            duration{5 * time.Minute},
 		MemPartitions:          []int{100, 2000},
 		MemRecordsPerPartition: 50,
+		ScaleTopics:            []int{2000, 5000},
+		ScalePartitions:        2,
+		ScaleRecords:           20,
 		MM2: mm2Tuning{
 			Heap:              "2g",
 			BatchSize:         262_144,
@@ -207,9 +217,9 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		fmt.Fprintf(stderr, "Usage: go run ./bench [flags]\n\nStrait versus Apache MirrorMaker 2 on two local Kafka clusters; see bench/README.md.\n\n")
 		fs.PrintDefaults()
 	}
-	var tools, phases, memParts, matrixCells, matrixEOS, nodes, linkRTTs string
+	var tools, phases, memParts, matrixCells, matrixEOS, nodes, linkRTTs, scaleTopics string
 	matrix := matrixFlag{}
-	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions), nodes (Strait on 1, 2, 3 nodes sharing a flow; -nodes alone selects it) or all (compare, then memory)")
+	fs.StringVar(&p.Mode, "mode", p.Mode, "compare (copy, latency, client limits per tool), memory (Strait peak RSS versus partitions), nodes (Strait on 1, 2, 3 nodes sharing a flow; -nodes alone selects it), scale (Strait on thousands of topics: start time and peak RSS, -scale-*) or all (compare, then memory)")
 	fs.StringVar(&tools, "tools", strings.Join(p.Tools, ","), "tools to measure, in this order: strait, mm2, their exactly-once variants strait-eos, mm2-eos, and mm2-default (MM2 without the tuning); -matrix distance: strait,mm2,mm2-default unless set")
 	fs.StringVar(&phases, "phases", strings.Join(p.Phases, ","), "phases of the compare mode: copy, latency, limits")
 	fs.IntVar(&p.Runs, "runs", p.Runs, "copies of each cell per tool, alternating the tools (strait, mm2, strait, ...); the report shows median and range")
@@ -235,6 +245,9 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.DurationVar(&p.CopyTimeout.Duration, "copy-timeout", p.CopyTimeout.Duration, "give up on a copy that is not complete after this long")
 	fs.StringVar(&memParts, "memory-partitions", joinInts(p.MemPartitions), "memory mode: partition counts to measure")
 	fs.IntVar(&p.MemRecordsPerPartition, "memory-records", p.MemRecordsPerPartition, "memory mode: records per partition")
+	fs.StringVar(&scaleTopics, "scale-topics", joinInts(p.ScaleTopics), "scale mode: topic counts to measure, one after the other (5000 with -scale-partitions 2 is issue 23's 10,000 partitions)")
+	fs.IntVar(&p.ScalePartitions, "scale-partitions", p.ScalePartitions, "scale mode: partitions of every topic")
+	fs.IntVar(&p.ScaleRecords, "scale-records", p.ScaleRecords, "scale mode: records of -record-size bytes in every partition (at least 1: every partition must start)")
 	fs.StringVar(&p.MM2.Heap, "mm2-heap", p.MM2.Heap, "MM2 JVM max heap (-Xmx)")
 	fs.IntVar(&p.MM2.TasksMax, "mm2-tasks", p.MM2.TasksMax, "tasks.max (0: the partition count, at most 16)")
 	fs.IntVar(&p.MM2.BatchSize, "mm2-batch-size", p.MM2.BatchSize, "<target>.producer.batch.size")
@@ -272,6 +285,9 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	if p.MatrixCells, err = parseInts(matrixCells); err != nil {
 		return p, fmt.Errorf("-matrix-cells %q: %w", matrixCells, err)
 	}
+	if p.ScaleTopics, err = parseInts(scaleTopics); err != nil {
+		return p, fmt.Errorf("-scale-topics %q: %w", scaleTopics, err)
+	}
 	if p.Nodes, err = parseInts(nodes); err != nil {
 		return p, fmt.Errorf("-nodes %q: %w", nodes, err)
 	}
@@ -293,6 +309,9 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 		// 12 partitions split evenly over 1, 2, 3 (and 4, 6) nodes: an uneven share
 		// would make the busiest node, not the node count, set the time.
 		p.Partitions = nodesPartitions
+	}
+	if p.Mode == modeScale {
+		p.scaleDefaults(set)
 	}
 	switch p.TargetCodec {
 	case targetSame:
@@ -345,9 +364,9 @@ func (p *params) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch p.Mode {
-	case modeCompare, modeMemory, modeNodes, modeAll:
+	case modeCompare, modeMemory, modeNodes, modeScale, modeAll:
 	default:
-		bad("-mode %q: use compare, memory, nodes or all", p.Mode)
+		bad("-mode %q: use compare, memory, nodes, scale or all", p.Mode)
 	}
 	if len(p.Tools) == 0 && p.Mode != modeMemory && p.Mode != modeNodes {
 		bad("-tools is empty: name strait, mm2 or both")
@@ -466,6 +485,7 @@ func (p *params) validate() error {
 	if p.MemRecordsPerPartition < 1 {
 		bad("-memory-records %d: must be at least 1", p.MemRecordsPerPartition)
 	}
+	p.validateScale(bad)
 	if !heapSize(p.MM2.Heap) {
 		bad("-mm2-heap %q: use a size such as 512m or 2g", p.MM2.Heap)
 	}

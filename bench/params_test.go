@@ -194,7 +194,7 @@ func TestParseParams(t *testing.T) {
 		{name: "bad heap", args: []string{"-mm2-heap", "lots"}, wantErr: `-mm2-heap "lots"`},
 		{name: "bad memory partitions", args: []string{"-memory-partitions", "10,x"}, wantErr: `"x" is not a whole number`},
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
-		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory, nodes or all\n-records 0: must be at least 1"},
+		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory, nodes, scale or all\n-records 0: must be at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,8 @@ type results struct {
 	Cells           []cellResult    `json:"cells,omitempty"`
 	Latency         []latencyResult `json:"latency,omitempty"`
 	Memory          []copyResult    `json:"memory,omitempty"`
+	// Scale is the scale mode: a run per topic count (scale.go).
+	Scale []scaleRun `json:"scale,omitempty"`
 	// Nodes is the nodes mode: Strait on several nodes sharing a flow.
 	Nodes *nodesResult `json:"nodes,omitempty"`
 	Error string       `json:"error,omitempty"`
@@ -97,6 +99,8 @@ func (res *results) markdown() string {
 	}
 	if p.Mode == modeNodes {
 		w("# Strait on several nodes sharing a flow, %s", res.Started.Format("2006-01-02 15:04 UTC"))
+	} else if p.Mode == modeScale {
+		w("# Strait at scale on one node, %s", res.Started.Format("2006-01-02 15:04 UTC"))
 	} else {
 		w("# Strait vs Apache MirrorMaker 2, %s", res.Started.Format("2006-01-02 15:04 UTC"))
 	}
@@ -114,7 +118,10 @@ func (res *results) markdown() string {
 		w("")
 		w("**The run failed; the tables hold what finished.** Error: `%s`", firstLine(res.Error))
 	}
-	if wu := res.Warmup; wu != nil && p.Mode == modeNodes {
+	if wu := res.Warmup; wu != nil && p.Mode == modeScale {
+		w("")
+		w("Before the first topic count Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first copy does not meet brokers whose JIT is still compiling. Every copy starts once the machine's dirty pages are written back (sync(2)).", float64(wu.Bytes)/1e6, wu.Seconds)
+	} else if wu != nil && p.Mode == modeNodes {
 		w("")
 		w("Before the first run Strait copied %.0f MB of 1 KiB records once, unmeasured (%.1f s), so that the first run does not meet brokers whose JIT is still compiling. Every run then starts its nodes once the machine's dirty pages are written back (sync(2)).", float64(wu.Bytes)/1e6, wu.Seconds)
 	} else if wu != nil {
@@ -133,6 +140,7 @@ func (res *results) markdown() string {
 	res.latencyTable(w)
 	res.memoryTable(w)
 	res.nodesTable(w)
+	res.scaleTable(w)
 	res.tuning(w)
 	return b.String()
 }
@@ -458,6 +466,10 @@ func (res *results) tuning(w func(string, ...any)) {
 		w("")
 		w("```properties")
 		w("%s```", res.PropertiesMM2Default)
+	}
+	if p.Mode == modeScale {
+		res.scaleParameters(w)
+		return
 	}
 	w("")
 	w("Parameters: records %d, record size %d B, partitions %d, codec %s, target codec %s, %s, latency rate %.1f MB/s for %s (grace %s), copy timeout %s, memory partitions %s with %d records each, broker heap %s, MM2 heap %s.",

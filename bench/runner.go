@@ -99,6 +99,15 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 		defer r.link.close()
 		external = r.link.port()
 	}
+	if r.p.Mode == modeScale {
+		// Thousands of partitions: the brokers inherit this limit (scale.go).
+		need := r.p.scaleOpenFiles()
+		if got, err := raiseOpenFiles(need); err != nil {
+			r.log.Warn("the brokers may run out of open files", "need", need, "limit", got, "err", err)
+		} else {
+			r.log.Info("open-files limit for the brokers", "limit", got, "need", need)
+		}
+	}
 	r.tb, err = startTestbed(ctx, r.log, r.script, r.p.BrokerHeap, external)
 	if err != nil {
 		return err
@@ -144,6 +153,9 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 	}
 	if r.p.Mode == modeNodes {
 		return r.nodes(ctx)
+	}
+	if r.p.Mode == modeScale {
+		return r.scale(ctx)
 	}
 	return nil
 }
