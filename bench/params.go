@@ -134,7 +134,10 @@ type params struct {
 	MM2 mm2Tuning `json:"mm2_tuning"`
 
 	BrokerHeap string `json:"broker_heap"`
-	StraitBin  string `json:"strait_bin,omitempty"`
+	// ReadAheadKB is the read-ahead the disk under the brokers gets for the
+	// run, 0 to leave it (readahead.go).
+	ReadAheadKB int    `json:"read_ahead_kb"`
+	StraitBin   string `json:"strait_bin,omitempty"`
 	// StraitProps are extra properties for Strait's file only
 	// ("key=value;key=value"), e.g. strait.fast.path=false to measure the
 	// record path.
@@ -203,8 +206,9 @@ func defaultParams() params {
 			MaxPollRecords:    2000,
 			IdempotentProduce: true,
 		},
-		BrokerHeap: "1g",
-		OutDir:     "bench/results",
+		BrokerHeap:  "1g",
+		ReadAheadKB: 128,
+		OutDir:      "bench/results",
 	}
 }
 
@@ -254,6 +258,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.IntVar(&p.MM2.LingerMs, "linger-ms", p.MM2.LingerMs, "<target>.producer.linger.ms (both tools read it)")
 	fs.IntVar(&p.MM2.OffsetFlushMs, "offset-flush-ms", p.MM2.OffsetFlushMs, "<target>.offset.flush.interval.ms (0: each tool's default, MM2 60000, Strait 1000)")
 	fs.StringVar(&p.BrokerHeap, "broker-heap", p.BrokerHeap, "max heap of each Kafka broker")
+	fs.IntVar(&p.ReadAheadKB, "read-ahead-kb", p.ReadAheadKB, "read-ahead of the disk under the brokers for the run, put back after it (Linux's default; 0 leaves the disk as it is)")
 	fs.StringVar(&p.StraitBin, "strait-bin", "", "use this strait binary instead of building ./cmd/strait")
 	fs.StringVar(&p.StraitProps, "strait-props", "", "extra properties for Strait's file only, key=value;key=value (e.g. strait.fast.path=false)")
 	fs.StringVar(&p.OutDir, "out", p.OutDir, "directory for <timestamp>.md, <timestamp>.json and latest.md (relative to the repository root)")
@@ -488,6 +493,9 @@ func (p *params) validate() error {
 	p.validateScale(bad)
 	if !heapSize(p.MM2.Heap) {
 		bad("-mm2-heap %q: use a size such as 512m or 2g", p.MM2.Heap)
+	}
+	if p.ReadAheadKB < 0 || p.ReadAheadKB > 1<<20 {
+		bad("-read-ahead-kb %d: use 0 (leave the disk as it is) or a size in KiB such as 128", p.ReadAheadKB)
 	}
 	if !heapSize(p.BrokerHeap) {
 		bad("-broker-heap %q: use a size such as 512m or 1g", p.BrokerHeap)

@@ -120,6 +120,7 @@ func TestParseParams(t *testing.T) {
 		},
 		{name: "bad exactly-once replicator", args: []string{"-matrix", "-matrix-eos", "strait-eos"}, wantErr: `-matrix-eos: unknown replicator "strait-eos": use strait, strait,mm2 or none`},
 		{name: "bad runs", args: []string{"-runs", "0"}, wantErr: "-runs 0: use 1 to 50"},
+		{name: "bad read-ahead", args: []string{"-read-ahead-kb", "-1"}, wantErr: "-read-ahead-kb -1: use 0 (leave the disk as it is) or a size in KiB"},
 		{name: "bad matrix value", args: []string{"-matrix=huge"}, wantErr: "use -matrix (reduced, at most 15 minutes), -matrix full or -matrix distance"},
 		{
 			name: "distance matrix",

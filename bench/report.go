@@ -22,7 +22,9 @@ type results struct {
 	LoadStart string      `json:"load_avg_start"`
 	LoadEnd   string      `json:"load_avg_end"`
 	Machine   machineInfo `json:"machine"`
-	Params    params      `json:"params"`
+	// ReadAhead is the disk's read-ahead under the brokers (readahead.go).
+	ReadAhead readAheadInfo `json:"read_ahead"`
+	Params    params        `json:"params"`
 	// Properties is the file of the first MM2 run, or of the first run if MM2 did not run;
 	// all runs differ only in aliases and topic (and one line for Strait, see props.go).
 	Properties string `json:"mm2_properties,omitempty"`
@@ -108,6 +110,10 @@ func (res *results) markdown() string {
 	w("Strait %s (commit %.12s%s) · Apache Kafka and MM2 %s · %s, %d cores, %.1f GiB · Linux %s · %s · %s",
 		m.StraitVersion, m.StraitCommit, dirty, m.KafkaVersion, m.CPUModel, m.Cores, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.GoVersion, m.JavaVersion)
 	w("")
+	if res.ReadAhead != (readAheadInfo{}) {
+		w("Disk read-ahead under the brokers: %s.", res.ReadAhead.text())
+		w("")
+	}
 	if res.EstimateSeconds > 0 {
 		w("Estimated duration at the start %.0f s (%.1f min); measured %.0f s (%.1f min).", res.EstimateSeconds, res.EstimateSeconds/60, res.Seconds, res.Seconds/60)
 		w("")

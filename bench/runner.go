@@ -108,6 +108,10 @@ func (r *runner) runAll(ctx context.Context) (err error) {
 			r.log.Info("open-files limit for the brokers", "limit", got, "need", need)
 		}
 	}
+	readAhead, restoreReadAhead := setReadAhead(os.TempDir(), r.p.ReadAheadKB) // before the brokers map an index
+	defer restoreReadAhead()
+	r.res.ReadAhead = readAhead
+	r.log.Info("disk read-ahead", "read_ahead", readAhead.text())
 	r.tb, err = startTestbed(ctx, r.log, r.script, r.p.BrokerHeap, external)
 	if err != nil {
 		return err
