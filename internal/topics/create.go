@@ -247,7 +247,17 @@ func (r *Reconciler) matchExisting(ctx context.Context, idx []int, results []Res
 			continue
 		}
 		d, ok := described[res.Remote]
-		if !ok || d.Err != nil {
+		switch {
+		case (!ok || d.Err != nil) && r.owned[res.Remote]:
+			// This node created it (or handed it on before) and the
+			// target's brokers have not applied its records yet: a
+			// broker does that after CreateTopics answers, and over
+			// thousands of new partitions it took seconds. It stays
+			// ready as it was; failing it would stop its partitions
+			// until the pass after.
+			res.Action, res.Err = Unchanged, nil
+			continue
+		case !ok || d.Err != nil:
 			res.Action, res.Err = Failed, fmt.Errorf("remote topic %q exists on the target but cannot be described yet (%v); retrying", res.Remote, d.Err)
 			continue
 		}
