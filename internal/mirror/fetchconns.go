@@ -17,18 +17,19 @@ import (
 const fetchConnsPerBroker = 4
 
 // fetchConns are the fast path's fetch clients (kgo opens one fetch
-// connection per client and broker) and which of them has a fetch in
-// flight to each source broker.
+// connection per client and broker), which of them has a fetch in flight
+// to each source broker, and the fetch session of each (session.go).
 type fetchConns struct {
-	clients []*kgo.Client
-	own     bool // the clients were made here: close closes them
-	busy    map[int32][]bool
+	clients  []*kgo.Client
+	own      bool // the clients were made here: close closes them
+	busy     map[int32][]bool
+	sessions map[int32][]*fetchSession
 }
 
 // newFetchConns makes the fetch clients with newClient (ownClients); without
 // them it uses the source client alone: one fetch per broker.
 func newFetchConns(source *kgo.Client, newClient NewClient, log *slog.Logger) *fetchConns {
-	c := &fetchConns{clients: []*kgo.Client{source}, busy: map[int32][]bool{}}
+	c := &fetchConns{clients: []*kgo.Client{source}, busy: map[int32][]bool{}, sessions: map[int32][]*fetchSession{}}
 	if clients := ownClients(source, newClient, fetchConnsPerBroker, nil, "fetch clients", "keeping one fetch in flight per source broker", log); clients != nil {
 		c.clients, c.own = clients, true
 	}
@@ -74,6 +75,19 @@ func (c *fetchConns) release(broker int32, conn int) {
 }
 
 func (c *fetchConns) client(conn int) *kgo.Client { return c.clients[conn] }
+
+// session is the fetch session of a connection to broker.
+func (c *fetchConns) session(broker int32, conn int) *fetchSession {
+	ss := c.sessions[broker]
+	if ss == nil {
+		ss = make([]*fetchSession, len(c.clients))
+		c.sessions[broker] = ss
+	}
+	if ss[conn] == nil {
+		ss[conn] = &fetchSession{}
+	}
+	return ss[conn]
+}
 
 func (c *fetchConns) close() {
 	if c.own {

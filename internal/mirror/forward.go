@@ -40,7 +40,8 @@ import (
 // requests and every other network call run in their own goroutines and
 // report back through f.events, so the loop never blocks on the network; at
 // most fetchConnsPerBroker fetches per source broker, each on its own
-// connection (fetchconns.go), one per partition, and maxProduceInflight
+// connection with its own fetch session (fetchconns.go, session.go), one
+// per partition, and maxProduceInflight
 // produce requests per lane are outstanding. Recompression runs in the
 // fetch goroutines, off the loop, so fetches in flight recompress in
 // parallel.
@@ -170,10 +171,12 @@ func epochOf(meta map[string]topicMeta, topic string, partition int32) int32 {
 }
 
 type fetchDone struct {
-	broker int32
-	conn   int // its fetch connection (fetchConns)
-	parts  map[tp]*fastPart
-	at     map[tp]int64 // the fetch offset asked for each partition
+	broker  int32
+	conn    int           // its fetch connection (fetchConns)
+	session *fetchSession // the connection's session, nil in tests
+	shaped  sessionFetch  // what the session made of the fetch
+	parts   map[tp]*fastPart
+	at      map[tp]int64 // the fetch offset asked for each partition
 	// reserved is what the fetch may add to each target broker's share.
 	reserved map[int32]int64
 	resp     *kmsg.FetchResponse
@@ -513,7 +516,9 @@ func leaderOf(meta map[string]topicMeta, topic string, partition int32) (int32, 
 // whole batch go first and idle ones follow, each group in an order that
 // rotates from fetch to fetch. (Splitting a share between idle partitions
 // instead gave each of 5,000 partitions less than one batch: the broker
-// then returned cut-off batches, and the copy crawled.)
+// then returned cut-off batches, and the copy crawled.) That order holds
+// for full fetches; in a fetch session (session.go) the broker keeps its
+// own, moving the partitions that returned data to the end.
 func (f *forwarder) startFetches(ctx context.Context, now time.Time) {
 	if now.Sub(f.sharesAt) >= sharesMaxAge {
 		f.share, f.used = f.shares()
@@ -601,9 +606,11 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 	for _, t := range req.Topics {
 		idNames[t.TopicID] = t.Topic
 	}
+	session := f.fetchConns.session(src, conn)
+	shaped := session.shape(req) // after idNames: the request now lists only what changed
 	f.spawn(func() any {
 		resp, err := cl.Broker(int(src)).Request(ctx, req)
-		fd := fetchDone{broker: src, conn: conn, parts: parts, at: at, reserved: reserved, err: err}
+		fd := fetchDone{broker: src, conn: conn, session: session, shaped: shaped, parts: parts, at: at, reserved: reserved, err: err}
 		if err == nil {
 			fd.resp = resp.(*kmsg.FetchResponse)
 			if n := responseBytes(fd.resp); n > 0 && f.deps.Throttle != nil {
@@ -854,6 +861,12 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 		}
 	case fetchDone:
 		f.fetchConns.release(ev.broker, ev.conn)
+		if ev.session != nil && ev.session.answered(ev.shaped, ev.resp, ev.err) {
+			// The broker lost the session or refused its epoch: the
+			// response has no partitions, and the next fetch, a full
+			// one, asks for them again at once.
+			f.log.Debug("fast path: fetch session reset", "broker", ev.broker, "code", ev.resp.ErrorCode)
+		}
 		f.handleFetch(ctx, ev)
 	case produceDone:
 		f.producing[ev.lane]--
@@ -885,11 +898,13 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 		}
 		return
 	}
+	answered := make(map[tp]bool, len(ev.parts))
 	for _, t := range ev.resp.Topics {
 		name := topicName(f.srcNames, t.Topic, t.TopicID)
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
 			key := tp{name, rp.Partition}
+			answered[key] = true
 			fp := ev.parts[key]
 			if fp == nil || !fp.sending() {
 				continue
@@ -898,6 +913,13 @@ func (f *forwarder) handleFetch(ctx context.Context, ev fetchDone) {
 				continue // fetched at another offset than where the partition stands now
 			}
 			f.handleFetchPartition(ctx, fp, rp, ev.rebuilt[rp])
+		}
+	}
+	// A fetch session leaves out the partitions with nothing new: no
+	// batch this time.
+	for key, fp := range ev.parts {
+		if !answered[key] {
+			fp.active = false
 		}
 	}
 }
