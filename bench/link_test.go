@@ -220,19 +220,7 @@ func TestMM2DefaultSettings(t *testing.T) {
 		topic: backlogTopic, tuning: defaultParams().MM2, targetCodec: "lz4"}
 	f.tuning.TasksMax = 8
 	got := f.properties(toolMM2Default)
-	path := filepath.Join("testdata", "mm2-default.properties")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bench -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("properties(mm2-default) differ from %s:\n%s", path, got)
-	}
+	golden(t, "mm2-default.properties", got)
 	for _, k := range []string{"tasks.max", "batch.size", "fetch.bytes", "max.poll.records", "max.in.flight"} {
 		if strings.Contains(got, k) {
 			t.Errorf("MM2 at its defaults gets %s", k)

@@ -11,12 +11,7 @@ import (
 )
 
 func TestParseParams(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		check   func(params) bool
-		wantErr string // substring; "" for success
-	}{
+	tests := []paramsCase{
 		{
 			name: "defaults",
 			args: nil,
@@ -197,6 +192,20 @@ func TestParseParams(t *testing.T) {
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
 		{name: "every problem at once", args: []string{"-records", "0", "-mode", "soak"}, wantErr: "-mode \"soak\": use compare, memory, nodes, scale or all\n-records 0: must be at least 1"},
 	}
+	runParamsCases(t, tests)
+}
+
+// paramsCase is one parseParams case: the flags, and the error they
+// give (a substring) or a check of the params they make.
+type paramsCase struct {
+	name    string
+	args    []string
+	check   func(params) bool
+	wantErr string // substring; "" for success
+}
+
+func runParamsCases(t *testing.T, tests []paramsCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := parseParams(tt.args, io.Discard)

@@ -11,6 +11,25 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// golden compares got, what a test rendered, with testdata/name, which
+// -update rewrites.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bench -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from what the test rendered:\n%s", path, got)
+	}
+}
+
 func TestProperties(t *testing.T) {
 	f := flowSpec{
 		source: "A1", target: "B1", sourceBoot: "127.0.0.1:1111", destBoot: "127.0.0.1:2222",
@@ -38,20 +57,7 @@ func TestProperties(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.flow.properties(tt.tool)
-			path := filepath.Join("testdata", tt.want)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./bench -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("properties(%s) differ from %s:\n%s", tt.tool, path, got)
-			}
+			golden(t, tt.want, tt.flow.properties(tt.tool))
 		})
 	}
 	if got := f.remoteTopic(); got != "A1.bench-backlog" {

@@ -118,19 +118,11 @@ func TestMarkdown(t *testing.T) {
 			for i := range c.Copies {
 				c.Copies[i].LinkBytesDown = c.Copies[i].PayloadBytes * 1021 / 1000
 			}
+			// The first run of each replicator again, at its defaults.
+			atDefaults := map[string]string{toolMM2: toolMM2Default, toolStrait: toolStraitDefault}
+			slower := map[string]float64{toolMM2: 4, toolStrait: 0.8}
 			for _, cp := range slices.Clone(c.Copies[:2]) {
-				if cp.Tool != toolMM2 {
-					continue
-				}
-				cp.Tool, cp.WallSeconds = toolMM2Default, cp.WallSeconds*4
-				cp.derive()
-				c.Copies = append(c.Copies, cp)
-			}
-			for _, cp := range slices.Clone(c.Copies[:2]) {
-				if cp.Tool != toolStrait {
-					continue
-				}
-				cp.Tool, cp.WallSeconds = toolStraitDefault, cp.WallSeconds*0.8
+				cp.Tool, cp.WallSeconds = atDefaults[cp.Tool], cp.WallSeconds*slower[cp.Tool]
 				cp.derive()
 				c.Copies = append(c.Copies, cp)
 			}
@@ -157,20 +149,7 @@ func TestMarkdown(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := sampleResults(t)
 			tt.mutate(res)
-			got := res.markdown()
-			path := filepath.Join("testdata", tt.want)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./bench -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("markdown differs from %s:\n%s", path, got)
-			}
+			golden(t, tt.want, res.markdown())
 		})
 	}
 }

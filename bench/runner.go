@@ -209,13 +209,8 @@ func (r *runner) compare(ctx context.Context) error {
 		}
 	}
 	if p.has(phaseCopy) && len(cells) > 0 {
-		wu, err := r.warmBrokers(ctx)
-		if err != nil {
-			return fmt.Errorf("warming the brokers up: %w", err)
-		}
-		if wu != nil {
-			r.res.Warmup = wu
-			r.log.Info("brokers warmed up", "payload_mb", wu.Bytes/1e6, "seconds", wu.Seconds)
+		if err := r.warmUp(ctx); err != nil {
+			return err
 		}
 	}
 	var errs []error

@@ -170,13 +170,10 @@ func raiseOpenFiles(need uint64) (uint64, error) {
 // scale runs the scale mode: for each of -scale-topics, a backlog of -scale-records
 // records in every partition of that many topics on A, copied once by each tool.
 func (r *runner) scale(ctx context.Context) error {
-	wu, err := r.warmBrokers(ctx)
-	if err != nil {
-		return fmt.Errorf("warming the brokers up: %w", err)
+	if err := r.warmUp(ctx); err != nil {
+		return err
 	}
-	if wu != nil {
-		r.res.Warmup = wu
-		r.log.Info("brokers warmed up", "payload_mb", wu.Bytes/1e6, "seconds", wu.Seconds)
+	if r.res.Warmup != nil {
 		// The report shows the file of the first measured copy, not the warm-up's.
 		r.res.Properties, r.res.mm2Props = "", false
 	}

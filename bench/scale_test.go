@@ -2,22 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
 
 func TestParseParamsScale(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		check   func(params) bool
-		wantErr string // substring; "" for success
-	}{
+	tests := []paramsCase{
 		{
 			name: "defaults: issue 23's 10,000 partitions and the 2,000-topic copy, Strait alone, 2 GB brokers",
 			args: []string{"-mode", "scale"},
@@ -50,23 +41,7 @@ func TestParseParamsScale(t *testing.T) {
 		{name: "too large a backlog", args: []string{"-mode", "scale", "-scale-topics", "5000", "-scale-records", "500"}, wantErr: "-scale-records 500: 5000 topics × 2 partitions × 500 records of 1024 B is 5120 MB; use at most 2000 MB"},
 		{name: "matrix in scale mode", args: []string{"-mode", "scale", "-matrix"}, wantErr: "-matrix runs in -mode compare only; drop -mode scale"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := parseParams(tt.args, io.Discard)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseParams(%q) error = %v, want it to contain %q", tt.args, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parseParams(%q): %v", tt.args, err)
-			}
-			if !tt.check(p) {
-				t.Errorf("parseParams(%q) = %+v: check failed", tt.args, p)
-			}
-		})
-	}
+	runParamsCases(t, tests)
 }
 
 func TestStartedPartitions(t *testing.T) {
@@ -215,20 +190,7 @@ func sampleScale(t *testing.T) *results {
 }
 
 func TestScaleMarkdown(t *testing.T) {
-	got := sampleScale(t).markdown()
-	path := filepath.Join("testdata", "report-scale.md")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bench -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("markdown differs from %s:\n%s", path, got)
-	}
+	golden(t, "report-scale.md", sampleScale(t).markdown())
 }
 
 func TestScaleJSON(t *testing.T) {

@@ -44,3 +44,16 @@ func (r *runner) warmBrokers(ctx context.Context) (*warmupResult, error) {
 	r.deleteTopics(ctx, r.dst, []string{cp.RemoteTopic})
 	return &warmupResult{Bytes: load.PayloadBytes, Seconds: time.Since(began).Seconds()}, nil
 }
+
+// warmUp warms the brokers up (warmBrokers) and records it in the results.
+func (r *runner) warmUp(ctx context.Context) error {
+	wu, err := r.warmBrokers(ctx)
+	if err != nil {
+		return fmt.Errorf("warming the brokers up: %w", err)
+	}
+	if wu != nil {
+		r.res.Warmup = wu
+		r.log.Info("brokers warmed up", "payload_mb", wu.Bytes/1e6, "seconds", wu.Seconds)
+	}
+	return nil
+}
