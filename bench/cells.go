@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Targets of issue 8 on steady-state figures, Strait / MM2.
@@ -366,12 +365,7 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 			}
 			c.Copies = append(c.Copies, cp)
 			c.summarizeCell()
-			alias, _, _ := strings.Cut(cp.Flow, "->")
-			remotes := make([]string, len(ts.names))
-			for i, n := range ts.names {
-				remotes[i] = alias + "." + n
-			}
-			r.deleteTopics(ctx, r.dst, remotes)
+			r.deleteRemotes(ctx, cp.Flow, ts)
 		}
 	}
 	c.summarizeCell()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -61,6 +62,21 @@ func createTopics(ctx context.Context, cl *kgo.Client, offs *offsetReader, names
 		}
 		return nil
 	})
+}
+
+// deleteRemotes deletes the remote topics on B of ts that the copy on flow
+// ("A2->B2") wrote, under MM2's default replication policy; nothing for a
+// copy that never got a flow.
+func (r *runner) deleteRemotes(ctx context.Context, flow string, ts topicSet) {
+	alias, _, ok := strings.Cut(flow, "->")
+	if !ok {
+		return
+	}
+	remotes := make([]string, len(ts.names))
+	for i, n := range ts.names {
+		remotes[i] = alias + "." + n
+	}
+	r.deleteTopics(ctx, r.dst, remotes)
 }
 
 // deleteTopics deletes topics, a request per createTopicsChunk. It is cleanup between

@@ -231,14 +231,7 @@ func (r *runner) scaleRun(ctx context.Context, topics int) (scaleRun, error) {
 		}
 		run.Copies = append(run.Copies, c)
 		run.Targets = append(run.Targets, scaleChecks(c)...)
-		if c.Flow != "" {
-			alias, _, _ := strings.Cut(c.Flow, "->")
-			remotes := make([]string, len(ts.names))
-			for i, n := range ts.names {
-				remotes[i] = alias + "." + n
-			}
-			r.deleteTopics(ctx, r.dst, remotes)
-		}
+		r.deleteRemotes(ctx, c.Flow, ts)
 	}
 	return run, errors.Join(errs...)
 }

@@ -96,7 +96,7 @@ func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 }
 
 func TestFetchConnsTakeAndRelease(t *testing.T) {
-	c := &fetchConns{clients: make([]*kgo.Client, 2), busy: map[int32][]bool{}}
+	c := &fetchConns{clients: make([]*kgo.Client, 2), brokers: map[int32][]fetchConn{}}
 	if !c.idle(1) || c.inFlight(1) {
 		t.Fatal("a broker never fetched from is not idle")
 	}

@@ -17,60 +17,71 @@ import (
 const fetchConnsPerBroker = 4
 
 // fetchConns are the fast path's fetch clients (kgo opens one fetch
-// connection per client and broker), which of them has a fetch in flight
-// to each source broker, and the fetch session of each (session.go).
+// connection per client and broker) and, per source broker, the state of
+// each connection to it.
 type fetchConns struct {
-	clients  []*kgo.Client
-	own      bool // the clients were made here: close closes them
-	busy     map[int32][]bool
-	sessions map[int32][]*fetchSession
+	clients []*kgo.Client
+	own     bool // the clients were made here: close closes them
+	brokers map[int32][]fetchConn
+}
+
+// fetchConn is one fetch connection to one source broker: whether a fetch
+// is in flight on it, and its fetch session (session.go).
+type fetchConn struct {
+	busy    bool
+	session fetchSession
 }
 
 // newFetchConns makes the fetch clients with newClient (ownClients); without
 // them it uses the source client alone: one fetch per broker.
 func newFetchConns(source *kgo.Client, newClient NewClient, log *slog.Logger) *fetchConns {
-	c := &fetchConns{clients: []*kgo.Client{source}, busy: map[int32][]bool{}, sessions: map[int32][]*fetchSession{}}
+	c := &fetchConns{clients: []*kgo.Client{source}, brokers: map[int32][]fetchConn{}}
 	if clients := ownClients(source, newClient, fetchConnsPerBroker, nil, "fetch clients", "keeping one fetch in flight per source broker", log); clients != nil {
 		c.clients, c.own = clients, true
 	}
 	return c
 }
 
+// of returns the connections to broker, made on first use (never resized,
+// so a pointer into it stays valid).
+func (c *fetchConns) of(broker int32) []fetchConn {
+	conns := c.brokers[broker]
+	if conns == nil {
+		conns = make([]fetchConn, len(c.clients))
+		c.brokers[broker] = conns
+	}
+	return conns
+}
+
 // take returns a connection to broker with no fetch in flight and marks it
 // busy, or -1 when every one is busy.
 func (c *fetchConns) take(broker int32) int {
-	busy := c.busy[broker]
-	if busy == nil {
-		busy = make([]bool, len(c.clients))
-		c.busy[broker] = busy
-	}
-	for i, b := range busy {
-		if !b {
-			busy[i] = true
+	conns := c.of(broker)
+	for i := range conns {
+		if !conns[i].busy {
+			conns[i].busy = true
 			return i
 		}
 	}
 	return -1
 }
 
-// idle reports whether broker has a connection with no fetch in flight.
+// idle reports whether broker has a connection with no fetch in flight
+// (every connection of a broker never fetched from is).
 func (c *fetchConns) idle(broker int32) bool {
-	busy := c.busy[broker]
-	for _, b := range busy {
-		if !b {
-			return true
-		}
-	}
-	return busy == nil
+	conns, ok := c.brokers[broker]
+	return !ok || slices.ContainsFunc(conns, func(fc fetchConn) bool { return !fc.busy })
 }
 
 // inFlight reports whether broker has a fetch in flight.
-func (c *fetchConns) inFlight(broker int32) bool { return slices.Contains(c.busy[broker], true) }
+func (c *fetchConns) inFlight(broker int32) bool {
+	return slices.ContainsFunc(c.brokers[broker], func(fc fetchConn) bool { return fc.busy })
+}
 
 // release marks a connection's fetch answered.
 func (c *fetchConns) release(broker int32, conn int) {
-	if busy := c.busy[broker]; conn < len(busy) {
-		busy[conn] = false
+	if conns := c.brokers[broker]; conn < len(conns) {
+		conns[conn].busy = false
 	}
 }
 
@@ -78,15 +89,7 @@ func (c *fetchConns) client(conn int) *kgo.Client { return c.clients[conn] }
 
 // session is the fetch session of a connection to broker.
 func (c *fetchConns) session(broker int32, conn int) *fetchSession {
-	ss := c.sessions[broker]
-	if ss == nil {
-		ss = make([]*fetchSession, len(c.clients))
-		c.sessions[broker] = ss
-	}
-	if ss[conn] == nil {
-		ss[conn] = &fetchSession{}
-	}
-	return ss[conn]
+	return &c.of(broker)[conn].session
 }
 
 func (c *fetchConns) close() {

@@ -288,7 +288,7 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		waiting:    map[tp]*fastPart{},
 		srcMeta:    map[string]topicMeta{},
 		dstMeta:    map[string]topicMeta{},
-		fetchConns: &fetchConns{busy: map[int32][]bool{}},
+		fetchConns: &fetchConns{brokers: map[int32][]fetchConn{}},
 		reserved:   map[int32]int64{},
 		producing:  map[laneKey]int{},
 		pid:        -1,
@@ -861,11 +861,13 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 		}
 	case fetchDone:
 		f.fetchConns.release(ev.broker, ev.conn)
-		if ev.session != nil && ev.session.answered(ev.shaped, ev.resp, ev.err) {
-			// The broker lost the session or refused its epoch: the
-			// response has no partitions, and the next fetch, a full
-			// one, asks for them again at once.
-			f.log.Debug("fast path: fetch session reset", "broker", ev.broker, "code", ev.resp.ErrorCode)
+		if ev.session != nil {
+			if err := ev.session.answered(ev.shaped, ev.resp, ev.err); err != nil {
+				// The broker lost the session or refused its epoch: the
+				// response has no partitions, and the next fetch, a full
+				// one, asks for them again at once.
+				f.log.Debug("fast path: fetch session reset", "broker", ev.broker, "err", err)
+			}
 		}
 		f.handleFetch(ctx, ev)
 	case produceDone:

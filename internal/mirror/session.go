@@ -109,17 +109,19 @@ func (s *fetchSession) shape(req *kmsg.FetchRequest) sessionFetch {
 }
 
 // answered moves the session past the fetch sf, answered with resp or
-// failed with err. It reports whether the fetch failed on the session
-// itself (the broker lost it or refused its epoch): a failure that the
-// next fetch, a full one, repairs at once.
-func (s *fetchSession) answered(sf sessionFetch, resp *kmsg.FetchResponse, err error) (sessionError bool) {
+// failed with err. It returns the error when the fetch failed on the
+// session itself (the broker lost it or refused its epoch): a failure that
+// the next fetch, a full one, repairs at once.
+func (s *fetchSession) answered(sf sessionFetch, resp *kmsg.FetchResponse, err error) (sessionErr error) {
 	if err == nil && resp.ErrorCode != 0 {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}
 	switch {
 	case err != nil:
 		s.epoch, s.held = 0, nil
-		return errors.Is(err, kerr.FetchSessionIDNotFound) || errors.Is(err, kerr.InvalidFetchSessionEpoch) || errors.Is(err, kerr.FetchSessionTopicIDError)
+		if errors.Is(err, kerr.FetchSessionIDNotFound) || errors.Is(err, kerr.InvalidFetchSessionEpoch) || errors.Is(err, kerr.FetchSessionTopicIDError) {
+			return err
+		}
 	case s.epoch == 0 && resp.SessionID == 0:
 		s.id = 0 // the broker keeps no session: every fetch stays full
 	case s.epoch == 0:
@@ -130,5 +132,5 @@ func (s *fetchSession) answered(sf sessionFetch, resp *kmsg.FetchResponse, err e
 			s.epoch = 1
 		}
 	}
-	return false
+	return nil
 }

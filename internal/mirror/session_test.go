@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -23,13 +24,7 @@ func fullFetch(topic string, id [16]byte, offsets map[int32]int64) *kmsg.FetchRe
 	req.SessionEpoch = -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = topic, id
-	for _, p := range slices.Sorted(func(yield func(int32) bool) {
-		for p := range offsets {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
+	for _, p := range slices.Sorted(maps.Keys(offsets)) {
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.LogStartOffset = p, offsets[p], 1<<20, -1
 		rt.Partitions = append(rt.Partitions, rp)
@@ -80,7 +75,7 @@ func TestFetchSessionListsOnlyWhatChanged(t *testing.T) {
 	}
 
 	// The broker lost the session: the next fetch is full, and closes it.
-	if !s.answered(sf, &kmsg.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}, nil) {
+	if s.answered(sf, &kmsg.FetchResponse{ErrorCode: kerr.FetchSessionIDNotFound.Code}, nil) == nil {
 		t.Fatal("FETCH_SESSION_ID_NOT_FOUND is not reported as a session error")
 	}
 	req = fullFetch("t", id, map[int32]int64{0: 10, 1: 0, 2: 0, 4: 0})
@@ -101,7 +96,7 @@ func TestFetchSessionListsOnlyWhatChanged(t *testing.T) {
 
 	// A failed fetch drops the session; a broker that keeps none is
 	// asked again at each full fetch.
-	if s.answered(sf, nil, context.DeadlineExceeded) || s.epoch != 0 {
+	if s.answered(sf, nil, context.DeadlineExceeded) != nil || s.epoch != 0 {
 		t.Fatalf("a failed fetch: epoch %d, want the session dropped, not a session error", s.epoch)
 	}
 	s.answered(s.shape(fullFetch("t", id, map[int32]int64{0: 0})), &kmsg.FetchResponse{}, nil)
