@@ -1,6 +1,8 @@
 package mirror
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,16 +83,16 @@ func TestAskSetByTheUserNeverGrows(t *testing.T) {
 }
 
 // While a fetch to a broker is in flight, another goes out only when it
-// may ask for at least concurrentFetchMin: fetches of a partition or two
+// may ask for at least half a response: fetches of a partition or two
 // each would take every connection and hold buffer.memory for crumbs.
 func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 	m := testMirror()
 	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 64 << 20}, forwardDeps{Totals: &m.totals, Log: m.log})
 	keys := fastPartitions(f, 5)
-	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), concurrentFetchMin); len(parts) != 0 {
-		t.Fatalf("a concurrent fetch of 3 partitions asking 6 MiB went out; want none under %d", concurrentFetchMin)
+	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), f.concurrentFetchMin()); len(parts) != 0 {
+		t.Fatalf("a concurrent fetch of 3 partitions asking 6 MiB went out; want none under %d", f.concurrentFetchMin())
 	}
-	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), concurrentFetchMin); len(parts) != 5 {
+	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), f.concurrentFetchMin()); len(parts) != 5 {
 		t.Fatalf("a concurrent fetch of 5 partitions asking 10 MiB listed %d, want 5", len(parts))
 	}
 }
@@ -121,5 +123,50 @@ func TestHugeAskStillFetches(t *testing.T) {
 	x.f.cfg.PartitionFetchSize, x.f.cfg.MaxAsk = 1<<30, 1<<30
 	if room := x.f.fetchRoom(x.fp, time.Now()); room != 1<<30 {
 		t.Fatalf("room %d with nothing queued and a 1 GiB max.partition.fetch.bytes, want 1 GiB", room)
+	}
+}
+
+// Partitions behind are spread over fetches on separate connections, each
+// asking at most a quarter of buffer.memory for them, so that
+// fetchConnsPerBroker fetches fit in it at once. Listed in one fetch, every
+// partition waited for its round trip while the response (16 MiB) carried
+// only some of them, and two such fetches took all of buffer.memory: over a
+// 150 ms link 88-112 MB/s, where spread fetches moved 122-152
+// (bench/linkprobe). Partitions not known to be behind still ride along
+// with the first: at 512 partitions, leaving them out made them wait for
+// rounds.
+func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
+	m := testMirror()
+	f := newForwarder(forwardConfig{Codec: -1}, forwardDeps{Totals: &m.totals, Log: m.log}) // buffer.memory 32 MiB
+	keys := fastPartitions(f, 10)
+	const mib = 1 << 20
+	for _, key := range keys[:8] { // behind, each asking 2 MiB: room 4 MiB
+		fp := f.parts[key]
+		fp.ask, fp.active = 2*mib, true
+		fp.p.end.Store(1000)
+	}
+	var fetches [][]tp
+	var reserved int64
+	for range 5 {
+		var minBytes int64
+		if len(fetches) > 0 {
+			minBytes = f.concurrentFetchMin()
+		}
+		_, parts, _, rooms := f.fetchRequest(keys, time.Now(), minBytes)
+		if len(parts) == 0 {
+			break
+		}
+		fetches = append(fetches, slices.SortedFunc(maps.Keys(parts), compareTP))
+		for dst, n := range rooms { // as fetch reserves them
+			f.reserved[dst] += n
+			reserved += n
+		}
+	}
+	want := [][]tp{{{"t", 0}, {"t", 1}, {"t", 8}, {"t", 9}}, {{"t", 2}, {"t", 3}}, {{"t", 4}, {"t", 5}}, {{"t", 6}, {"t", 7}}}
+	if !slices.EqualFunc(fetches, want, slices.Equal) {
+		t.Fatalf("fetches %v, want %v: two partitions behind (4 MiB each) per fetch, the idle ones with the first", fetches, want)
+	}
+	if reserved != 32*mib {
+		t.Fatalf("the fetches reserved %d, want all of buffer.memory, 32 MiB", reserved)
 	}
 }
