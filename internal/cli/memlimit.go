@@ -8,7 +8,8 @@ import (
 )
 
 // Terms of the soft memory limit (memoryLimit). The data plane of a flow
-// holds at most buffer.memory of fetched, unacknowledged batches; a batch
+// holds at most buffer.memory of fetched, unacknowledged batches (with
+// buffer.memory unset, 32 MiB more over a long link: mirror's linkBuffer); a batch
 // copied out of its response (a partition whose target does not answer)
 // can hold that much again beside the responses it came from; and one fetch
 // response and one produce request are up to 16 MiB each while they are
@@ -18,11 +19,13 @@ const (
 	memoryBase        = 64 << 20
 	memoryPerRequest  = 16 << 20 // a fetch response or a produce request
 	defaultBufferSize = 32 << 20 // buffer.memory when unset
+	longLinkBuffer    = 32 << 20 // what the fast path adds to it over a long link
 )
 
 // memoryLimit is the soft memory limit for the Go runtime that the flows
-// of plan need: the base plus, per replicating flow, twice buffer.memory and one fetch
-// response and one produce request. It is a target for the garbage
+// of plan need: the base plus, per replicating flow, twice buffer.memory (and
+// a long link's 32 MiB when it is unset) and one fetch response and one
+// produce request. It is a target for the garbage
 // collector, not a cap: past it Go collects more often instead of growing
 // the heap (and spends at most about half the CPU doing so), so a process
 // whose live data exceeds it slows down rather than failing.
@@ -32,11 +35,11 @@ func memoryLimit(plan *kafkaclient.Plan) int64 {
 		if !fp.Replicates {
 			continue // heartbeats only
 		}
-		buf := int64(defaultBufferSize)
-		if fp.TargetProducer != nil && fp.TargetProducer.Mapped.Settings.BufferBytes > 0 {
-			buf = fp.TargetProducer.Mapped.Settings.BufferBytes
+		buf, link := int64(defaultBufferSize), int64(longLinkBuffer)
+		if fp.TargetProducer != nil && fp.TargetProducer.Mapped.Settings.BufferBytesSet {
+			buf, link = fp.TargetProducer.Mapped.Settings.BufferBytes, 0
 		}
-		limit += 2*buf + 2*memoryPerRequest
+		limit += 2*buf + link + 2*memoryPerRequest
 	}
 	return limit
 }

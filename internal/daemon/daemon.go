@@ -577,7 +577,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		Acks:                   acks(prodMap.Settings.Acks),
 		PartitionFetchSize:     consMap.Settings.PartitionFetchBytes,
 		FetchMaxBytes:          consMap.Settings.FetchMaxBytes,
-		MaxBuffered:            prodMap.Settings.BufferBytes,
+		MaxBuffered:            setBufferBytes(prodMap.Settings),
 		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
 		IndexMaxSegments:       fc.IndexMaxSegments,
 		Latency:                d.latency(name),
@@ -862,4 +862,13 @@ func flowNames(flows []*flow) []string {
 		}
 	}
 	return out
+}
+
+// setBufferBytes is buffer.memory as the user set it, 0 when unset: the
+// fast path then takes its default, and more over a long link.
+func setBufferBytes(s kafkaclient.Settings) int64 {
+	if !s.BufferBytesSet {
+		return 0
+	}
+	return s.BufferBytes
 }

@@ -60,8 +60,11 @@ type Settings struct {
 	// codec's default (batch.Compression). The record path's producer
 	// compresses at it, and the fast path recompresses at it.
 	CompressionLevel int
-	// BufferBytes is buffer.memory (producer), 32 MiB when unset as in Java.
-	BufferBytes int64
+	// BufferBytes is buffer.memory (producer), 32 MiB when unset as in Java;
+	// BufferBytesSet says the user set it (the fast path then holds no
+	// more over a long link).
+	BufferBytes    int64
+	BufferBytesSet bool
 	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
 	// and fetch.max.bytes (consumer), 0 when unset.
 	PartitionFetchBytes int32
@@ -360,7 +363,7 @@ func (x *mapper) producer(p config.ClientProp, v string) {
 		x.warn(p, "batch.size has no franz-go equivalent: franz-go fills each partition batch up to max.request.size while a request is in flight; tune linger.ms instead")
 	case "buffer.memory":
 		if n, ok := x.int(p); ok {
-			s.BufferBytes = n
+			s.BufferBytes, s.BufferBytesSet = n, true
 			x.add(kgo.MaxBufferedBytes(int(n)), kgo.MaxBufferedRecords(1<<20)) // bytes govern, as in Java
 		}
 	case "max.in.flight.requests.per.connection":

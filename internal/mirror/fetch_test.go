@@ -170,3 +170,32 @@ func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
 		t.Fatalf("the fetches reserved %d, want all of buffer.memory, 32 MiB", reserved)
 	}
 }
+
+// With buffer.memory unset, a long link adds linkBuffer to what the fast
+// path may hold: by Little's law 32 MiB held for a 150 ms round trip and
+// the response's transfer is about 120 MB/s (bench/results/20261205-043110.md),
+// where 64 MiB moved 187-356 (long-link/20261205-spread.md). A near source
+// keeps 32 MiB (the shortest round trip counts); a buffer.memory the user
+// set is the budget, whatever the link.
+func TestLongLinkRaisesTheBudget(t *testing.T) {
+	const mib = 1 << 20
+	f := newForwarder(forwardConfig{Codec: -1}, forwardDeps{Log: testMirror().log})
+	if f.budget() != 32*mib {
+		t.Fatalf("budget %d before the source answered, want buffer.memory's default, 32 MiB", f.budget())
+	}
+	f.sourceAnswered(150 * time.Millisecond)
+	if f.budget() != 64*mib || f.behindPerFetch() != 16*mib {
+		t.Fatalf("budget %d, behind per fetch %d over a 150 ms link, want 64 and 16 MiB", f.budget(), f.behindPerFetch())
+	}
+	f.sourceAnswered(time.Millisecond)
+	f.sourceAnswered(150 * time.Millisecond)
+	if f.budget() != 32*mib {
+		t.Fatalf("budget %d once the source answered in 1 ms, want 32 MiB", f.budget())
+	}
+
+	set := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 48 * mib}, forwardDeps{Log: testMirror().log})
+	set.sourceAnswered(150 * time.Millisecond)
+	if set.budget() != 48*mib {
+		t.Fatalf("budget %d with buffer.memory set to 48 MiB over a long link, want 48 MiB", set.budget())
+	}
+}

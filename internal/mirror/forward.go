@@ -52,9 +52,11 @@ import (
 // (fetchRoom, grow): a partition moves up to two asks per round trip (at
 // most cfg.MaxAsk, which a max.partition.fetch.bytes the user set is), and
 // the ask follows the bandwidth-delay product up to cfg.MaxAsk. Partitions
-// behind spread over the fetch connections, at most cfg.BehindPerFetch of
-// asks in one fetch, so that a fetch on every connection fits in
-// buffer.memory at once (fetchRequest).
+// behind spread over the fetch connections, at most behindPerFetch of asks
+// in one fetch, so that a fetch on every connection fits in the budget at
+// once (fetchRequest). The budget is buffer.memory, and with buffer.memory
+// unset, linkBuffer more while the recent fetches all took a long link's
+// round trip (budget).
 //
 // A fetch response is used for a partition only if it was fetched at the
 // partition's next offset (as Java's consumer does): after a leader change
@@ -71,6 +73,8 @@ import (
 const (
 	fetchMaxWait        = 500 * time.Millisecond
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
+	linkBuffer          = 32 << 20 // what a long link adds to buffer.memory's default (budget)
+	longLinkRTT         = 50 * time.Millisecond
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
 	sharesMaxAge        = 20 * time.Millisecond // shares walk every partition: not at every event
@@ -89,10 +93,9 @@ type forwardConfig struct {
 	MaxAsk             int32 // what a partition's ask may grow to (grow)
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
-	// BehindPerFetch is what the partitions behind in one fetch may ask
-	// for together: a share of MaxBuffered such that a fetch on every
-	// connection to a broker fits in it at once (newForwarder).
-	BehindPerFetch int64
+	// LinkBuffer is what a long link adds to MaxBuffered (budget):
+	// linkBuffer when buffer.memory is unset, else 0.
+	LinkBuffer int64
 	// Txn turns on exactly-once mode (forward_txn.go); nil copies at least
 	// once. IndexTopic is the offset index topic, which joins every
 	// transaction.
@@ -197,7 +200,22 @@ type fetchDone struct {
 type metaDone struct {
 	source bool
 	meta   map[string]topicMeta
+	rtt    time.Duration // of a small request to the source (roundTrip); 0 when it failed
 	err    error
+}
+
+// roundTrip times a Metadata request for no topic (brokers and cluster id
+// only: the broker answers at once) to any broker of cl; 0 when it fails.
+func roundTrip(ctx context.Context, cl *kgo.Client) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none (nil would be all)
+	start := time.Now()
+	if _, err := req.RequestWith(ctx, cl); err != nil {
+		return 0
+	}
+	return time.Since(start)
 }
 
 // truncDone is the log start listed after an out-of-range fetch at next.
@@ -269,6 +287,7 @@ type forwarder struct {
 	used         map[int32]int64 // queued bytes by target broker, as of sharesAt
 	sharesAt     time.Time
 	reserved     map[int32]int64 // by target broker: what fetches in flight may add
+	linkRTT      time.Duration   // the shortest round trip of a small request to the source; 0 before one
 	// txn is the open transaction in exactly-once mode, nil otherwise;
 	// failed ends the attempt (abortAttempt).
 	txn    *txnState
@@ -278,6 +297,7 @@ type forwarder struct {
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 	if cfg.MaxBuffered <= 0 {
 		cfg.MaxBuffered = 32 << 20
+		cfg.LinkBuffer = linkBuffer
 	}
 	if cfg.PartitionFetchSize <= 0 {
 		// Unset: start at Kafka's default and let the ask follow the link
@@ -285,7 +305,6 @@ func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 		cfg.PartitionFetchSize = 1 << 20
 		cfg.MaxAsk = int32(min(cfg.MaxBuffered/4, fetchResponseBytes))
 	}
-	cfg.BehindPerFetch = max(min(cfg.MaxBuffered/fetchConnsPerBroker, fetchResponseBytes), 1)
 	// A max.partition.fetch.bytes the user set is every ask.
 	cfg.MaxAsk = max(cfg.MaxAsk, cfg.PartitionFetchSize)
 	if cfg.FetchMaxBytes <= 0 {
@@ -400,7 +419,12 @@ func (f *forwarder) refreshMeta(ctx context.Context) {
 	if f.srcStale && len(srcTopics) > 0 {
 		f.srcStale = false
 		f.metaInflight++
-		f.spawn(func() any { return loadMeta(ctx, f.src, srcTopics, true) })
+		f.spawn(func() any {
+			rtt := roundTrip(ctx, f.src)
+			md := loadMeta(ctx, f.src, srcTopics, true)
+			md.rtt = rtt
+			return md
+		})
 	}
 	if f.dstStale && len(dstTopics) > 0 {
 		f.dstStale = false
@@ -655,7 +679,43 @@ func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 // concurrentFetchMin is the least a fetch must be able to ask for while
 // another to the same broker is in flight: half of what the partitions
 // behind in one fetch may ask for.
-func (f *forwarder) concurrentFetchMin() int64 { return f.cfg.BehindPerFetch / 2 }
+func (f *forwarder) concurrentFetchMin() int64 { return f.behindPerFetch() / 2 }
+
+// behindPerFetch is what the partitions behind in one fetch may ask for
+// together: a share of the budget such that a fetch on every connection to
+// a broker fits in it at once, at most one response.
+func (f *forwarder) behindPerFetch() int64 {
+	return max(min(f.budget()/fetchConnsPerBroker, fetchResponseBytes), 1)
+}
+
+// budget is what the fast path may hold fetched and not yet acknowledged,
+// reservations of fetches in flight included: buffer.memory, and
+// cfg.LinkBuffer more when the source is a long link away (a round trip of
+// at least longLinkRTT). Over a long link the fetches in flight hold their
+// reservations for a round trip before a byte arrives, so buffer.memory
+// alone bounds the copy near budget / round trip; a near source keeps
+// buffer.memory, and so the memory of a near copy.
+func (f *forwarder) budget() int64 {
+	if f.cfg.LinkBuffer > 0 && f.linkRTT >= longLinkRTT {
+		return f.cfg.MaxBuffered + f.cfg.LinkBuffer
+	}
+	return f.cfg.MaxBuffered
+}
+
+// sourceAnswered records the round trip of a small request to the source
+// (linkRTT keeps the shortest: none is shorter than the link), and logs a
+// change of the budget. A fetch's own time is no measure of the link: it
+// includes its transfer and, on a busy machine, waits for CPU (16 MiB
+// fetches on loopback took over 50 ms while Strait recompressed).
+func (f *forwarder) sourceAnswered(d time.Duration) {
+	was := f.budget()
+	if f.linkRTT == 0 || d < f.linkRTT {
+		f.linkRTT = d
+	}
+	if now := f.budget(); now != was {
+		f.log.Info("fast path: the source's round trip changed what it may buffer", "round_trip", f.linkRTT.Round(time.Millisecond), "long_link", now > was, "buffer_bytes", now)
+	}
+}
 
 // fetchRequest builds the fetch of those of keys that may fetch at now,
 // and returns it with those partitions, their fetch offsets, and what the
@@ -665,7 +725,7 @@ func (f *forwarder) concurrentFetchMin() int64 { return f.cfg.BehindPerFetch / 2
 // not known to be behind is listed (one left out would wait a fetch round
 // that may be a long poll of partitions without data: at 512 partitions
 // the last records took minutes), and those behind while their rooms add
-// up to at most cfg.BehindPerFetch: the rest go in the next fetch, on
+// up to at most behindPerFetch: the rest go in the next fetch, on
 // another connection, rather than wait a round trip in a fetch that
 // reserves a share of buffer.memory the other connections then lack (over
 // a 150 ms link, 16 MiB responses with two in flight moved 88-112 MB/s,
@@ -688,7 +748,7 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time, minBytes int64) (*kms
 			continue
 		}
 		if fp.behind() {
-			if behind > 0 && behind+int64(room) > f.cfg.BehindPerFetch {
+			if behind > 0 && behind+int64(room) > f.behindPerFetch() {
 				continue
 			}
 			behind += int64(room)
@@ -702,7 +762,7 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time, minBytes int64) (*kms
 		shareLeft += f.shareLeft(dst)
 	}
 	// A broker still returns at least one batch (KIP-74).
-	maxBytes := max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.cfg.MaxBuffered-f.buffered, shareLeft), 1)
+	maxBytes := max(min(int64(f.cfg.FetchMaxBytes), fetchResponseBytes, f.budget()-f.buffered, shareLeft), 1)
 	if len(cands) == 0 || min(asked, maxBytes) < minBytes {
 		return nil, nil, nil, nil
 	}
@@ -778,7 +838,7 @@ func (f *forwarder) fetchRoom(fp *fastPart, now time.Time) int32 {
 	switch {
 	case fp.fetching || fp.resolving || !fp.sending() || now.Before(fp.notBefore):
 		return 0
-	case fp.queueBytes > int(ask) || f.buffered >= f.cfg.MaxBuffered:
+	case fp.queueBytes > int(ask) || f.buffered >= f.budget():
 		return 0
 	}
 	// In int64: a max.partition.fetch.bytes of 1 GiB (kafkaclient's clamp
@@ -829,7 +889,7 @@ func (f *forwarder) shares() (share int64, used map[int32]int64) {
 	for _, fp := range f.parts {
 		used[f.targetLeader(fp)] += int64(fp.queueBytes) // includes the batch in flight
 	}
-	return f.cfg.MaxBuffered / int64(max(len(used), 1)), used
+	return f.budget() / int64(max(len(used), 1)), used
 }
 
 func (f *forwarder) targetLeader(fp *fastPart) int32 {
@@ -870,6 +930,9 @@ func (f *forwarder) handle(ctx context.Context, ev any) {
 		if ev.source {
 			target, names = f.srcMeta, &f.srcNames
 			f.checkIncarnations(ev.meta)
+			if ev.rtt > 0 {
+				f.sourceAnswered(ev.rtt)
+			}
 		}
 		for name, tm := range ev.meta {
 			target[name] = tm

@@ -77,7 +77,8 @@ type Config struct {
 	PartitionFetchSize int32
 	FetchMaxBytes      int32
 	// MaxBuffered bounds fetched, unacknowledged bytes on both paths
-	// (buffer.memory); 0 = 32 MiB.
+	// (buffer.memory); 0 = unset: 32 MiB, and on the fast path 32 MiB more
+	// over a long link (forwarder.budget).
 	MaxBuffered int64
 	// IndexMaxSegments bounds each partition's offset map
 	// (strait.index.max.segments); 0 = offsets.DefaultMaxSegments.
