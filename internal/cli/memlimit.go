@@ -5,11 +5,12 @@ import (
 	"runtime/debug"
 
 	"strait/internal/kafkaclient"
+	"strait/internal/mirror"
 )
 
 // Terms of the soft memory limit (memoryLimit). The data plane of a flow
 // holds at most buffer.memory of fetched, unacknowledged batches (with
-// buffer.memory unset, 32 MiB more over a long link: mirror's linkBuffer); a batch
+// buffer.memory unset, mirror.LongLinkBuffer more over a long link); a batch
 // copied out of its response (a partition whose target does not answer)
 // can hold that much again beside the responses it came from; and one fetch
 // response and one produce request are up to 16 MiB each while they are
@@ -19,7 +20,6 @@ const (
 	memoryBase        = 64 << 20
 	memoryPerRequest  = 16 << 20 // a fetch response or a produce request
 	defaultBufferSize = 32 << 20 // buffer.memory when unset
-	longLinkBuffer    = 32 << 20 // what the fast path adds to it over a long link
 )
 
 // memoryLimit is the soft memory limit for the Go runtime that the flows
@@ -35,7 +35,7 @@ func memoryLimit(plan *kafkaclient.Plan) int64 {
 		if !fp.Replicates {
 			continue // heartbeats only
 		}
-		buf, link := int64(defaultBufferSize), int64(longLinkBuffer)
+		buf, link := int64(defaultBufferSize), int64(mirror.LongLinkBuffer)
 		if fp.TargetProducer != nil && fp.TargetProducer.Mapped.Settings.BufferBytesSet {
 			buf, link = fp.TargetProducer.Mapped.Settings.BufferBytes, 0
 		}

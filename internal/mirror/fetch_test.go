@@ -171,7 +171,7 @@ func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
 	}
 }
 
-// With buffer.memory unset, a long link adds linkBuffer to what the fast
+// With buffer.memory unset, a long link adds LongLinkBuffer to what the fast
 // path may hold: by Little's law 32 MiB held for a 150 ms round trip and
 // the response's transfer is about 120 MB/s (bench/results/20261205-043110.md),
 // where 64 MiB moved 187-356 (long-link/20261205-spread.md). A near source

@@ -55,8 +55,8 @@ import (
 // behind spread over the fetch connections, at most behindPerFetch of asks
 // in one fetch, so that a fetch on every connection fits in the budget at
 // once (fetchRequest). The budget is buffer.memory, and with buffer.memory
-// unset, linkBuffer more while the recent fetches all took a long link's
-// round trip (budget).
+// unset, LongLinkBuffer more when a small request to the source takes a
+// long link's round trip (budget).
 //
 // A fetch response is used for a partition only if it was fetched at the
 // partition's next offset (as Java's consumer does): after a leader change
@@ -70,10 +70,14 @@ import (
 // gets an equal share of buffer.memory, so a dead or leaderless broker
 // stalls only its own partitions.
 
+// LongLinkBuffer is what the fast path may hold beyond buffer.memory's
+// default when the source is a long link away and buffer.memory is unset
+// (budget); the soft memory limit counts it too.
+const LongLinkBuffer = 32 << 20
+
 const (
 	fetchMaxWait        = 500 * time.Millisecond
 	fetchResponseBytes  = 16 << 20 // cap of one fetch response: bounds memory churn
-	linkBuffer          = 32 << 20 // what a long link adds to buffer.memory's default (budget)
 	longLinkRTT         = 50 * time.Millisecond
 	retryBackoff        = 250 * time.Millisecond
 	metadataMinInterval = 500 * time.Millisecond
@@ -94,7 +98,7 @@ type forwardConfig struct {
 	FetchMaxBytes      int32 // fetch.max.bytes
 	MaxBuffered        int64 // fetched and not yet acknowledged, all partitions
 	// LinkBuffer is what a long link adds to MaxBuffered (budget):
-	// linkBuffer when buffer.memory is unset, else 0.
+	// LongLinkBuffer when buffer.memory is unset, else 0.
 	LinkBuffer int64
 	// Txn turns on exactly-once mode (forward_txn.go); nil copies at least
 	// once. IndexTopic is the offset index topic, which joins every
@@ -297,7 +301,7 @@ type forwarder struct {
 func newForwarder(cfg forwardConfig, deps forwardDeps) *forwarder {
 	if cfg.MaxBuffered <= 0 {
 		cfg.MaxBuffered = 32 << 20
-		cfg.LinkBuffer = linkBuffer
+		cfg.LinkBuffer = LongLinkBuffer
 	}
 	if cfg.PartitionFetchSize <= 0 {
 		// Unset: start at Kafka's default and let the ask follow the link
@@ -420,9 +424,12 @@ func (f *forwarder) refreshMeta(ctx context.Context) {
 		f.srcStale = false
 		f.metaInflight++
 		f.spawn(func() any {
-			rtt := roundTrip(ctx, f.src)
+			// Beside the load, not before it: over a long link a round
+			// trip first would delay the first fetch by as much.
+			rtt := make(chan time.Duration, 1)
+			go func() { rtt <- roundTrip(ctx, f.src) }()
 			md := loadMeta(ctx, f.src, srcTopics, true)
-			md.rtt = rtt
+			md.rtt = <-rtt
 			return md
 		})
 	}
