@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -57,10 +58,11 @@ type rule struct {
 	rebuild []piece          // the source name from the groups the replacement holds
 	inverse []*regexp.Regexp // the replacement as a regex, greedy then ungreedy
 	refs    []int            // group of each capture of inverse, in order
-	// groups holds, when the replacement uses a group more than once, each
-	// group's own regex, anchored: candidates then splits a remote name by
-	// search, as neither inverse finds a split where the copies are equal
-	// in the middle (${0}0${0} of 000000000000, found by the fuzzer).
+	// groups holds each group the replacement uses as its own regex, anchored:
+	// when neither inverse reads a remote name right, candidates cuts it by
+	// search. The inverses miss cuts in the middle (${0}0${0} of 000000000000)
+	// and values that depend on each other (${2}0${0} of 000, where $0 holds
+	// group 2), both found by the fuzzer.
 	groups map[int]*regexp.Regexp
 	tree   *syntax.Regexp // the parsed pattern
 }
@@ -380,22 +382,20 @@ func (r *rule) buildInverse() string {
 		r.refs = append(r.refs, p.group)
 	}
 	b.WriteString("$")
-	if usesAGroupTwice(r.refs) {
-		r.groups = map[int]*regexp.Regexp{}
-		for _, g := range r.refs {
-			if r.groups[g] != nil {
-				continue
-			}
-			sub := plain(groupTree(r.tree, g)).String()
-			if optional[g] {
-				sub = "(?:" + sub + ")?"
-			}
-			re, err := regexp.Compile("^(?:" + sub + ")$")
-			if err != nil {
-				return irreversible("a group cannot be read back as a regex: " + err.Error())
-			}
-			r.groups[g] = re
+	r.groups = map[int]*regexp.Regexp{}
+	for _, g := range r.refs {
+		if r.groups[g] != nil {
+			continue
 		}
+		sub := plain(groupTree(r.tree, g)).String()
+		if optional[g] {
+			sub = "(?:" + sub + ")?"
+		}
+		re, err := regexp.Compile("^(?:" + sub + ")$")
+		if err != nil {
+			return irreversible("a group cannot be read back as a regex: " + err.Error())
+		}
+		r.groups[g] = re
 	}
 	for _, flags := range []string{"", "(?U)"} {
 		inv, err := regexp.Compile(flags + b.String())
@@ -555,7 +555,7 @@ func (rs *Rules) conflicts() RuleErrors {
 			if other.re == nil {
 				continue
 			}
-			for _, x := range other.candidates(r.to) {
+			for x := range other.candidates(r.to) {
 				if got, by, ok := rs.rename(x); ok && got == r.to && by == other && x != r.from {
 					fail("rule %d (%s) gives topic %q the same remote name %q: two topics cannot share one remote topic; give each its own name", other.index, other.text, x, r.to)
 					continue others
@@ -612,38 +612,46 @@ func expand(tmpl []piece, s string, m []int) string {
 	return b.String()
 }
 
-// candidates returns the source names rule r could have given remote, unverified.
-func (r *rule) candidates(remote string) []string {
-	if r.re == nil {
-		if remote == r.to {
-			return []string{r.from}
-		}
-		return nil
-	}
-	if r.groups != nil {
-		return r.splits(remote)
-	}
-	var out []string
-	for _, inv := range r.inverse {
-		m := inv.FindStringSubmatch(remote)
-		if m == nil {
-			continue
-		}
-		vals := map[int]string{}
-		consistent := true
-		for i, g := range r.refs {
-			if v, seen := vals[g]; seen && v != m[i+1] {
-				consistent = false
-				break
+// candidates yields the source names rule r could have given remote, unverified: the
+// readings of the greedy and the ungreedy inverse first, then, when the caller wants more,
+// every cut that splits finds. When neither inverse matches, no cut exists, so a name of
+// another shape costs two regex matches.
+func (r *rule) candidates(remote string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if r.re == nil {
+			if remote == r.to {
+				yield(r.from)
 			}
-			vals[g] = m[i+1]
+			return
 		}
-		if !consistent {
-			continue
+		matched := false
+		for _, inv := range r.inverse {
+			m := inv.FindStringSubmatch(remote)
+			if m == nil {
+				continue
+			}
+			matched = true
+			if vals, ok := r.consistent(m[1:]); ok && !yield(r.source(vals)) {
+				return
+			}
 		}
-		out = append(out, r.source(vals))
+		if matched {
+			r.splits(remote, yield)
+		}
 	}
-	return out
+}
+
+// consistent maps the captures of an inverse to the groups they read, false when two
+// copies of one group differ.
+func (r *rule) consistent(captures []string) (map[int]string, bool) {
+	vals := map[int]string{}
+	for i, g := range r.refs {
+		if v, seen := vals[g]; seen && v != captures[i] {
+			return nil, false
+		}
+		vals[g] = captures[i]
+	}
+	return vals, true
 }
 
 // source rebuilds a source name from the values of the groups the
@@ -660,62 +668,38 @@ func (r *rule) source(vals map[int]string) string {
 	return b.String()
 }
 
-// splits returns the source names a rule whose replacement uses a group more than once
-// could have given remote: every way of cutting remote into the replacement's literal text
-// and group values, each value matching its group's regex and every copy of a group equal.
-// Topic names are at most 249 characters, and such rules have few groups.
-func (r *rule) splits(remote string) []string {
+// splits yields, until yield returns false, the source names of every way of cutting remote
+// into the replacement's literal text and group values, each value matching its group's
+// regex and every copy of a group equal. Topic names are at most 249 characters and rules
+// have few groups, and the literal text prunes most cuts.
+func (r *rule) splits(remote string, yield func(string) bool) {
 	vals := map[int]string{}
-	var out []string
-	var walk func(i int, rest string)
-	walk = func(i int, rest string) {
-		if len(out) >= maxSplits {
-			return
-		}
+	var walk func(i int, rest string) bool // false: stop
+	walk = func(i int, rest string) bool {
 		if i == len(r.tmpl) {
-			if rest == "" {
-				out = append(out, r.source(vals))
-			}
-			return
+			return rest != "" || yield(r.source(vals))
 		}
 		p := r.tmpl[i]
 		switch v, known := vals[p.group]; {
 		case p.group < 0:
-			if strings.HasPrefix(rest, p.lit) {
-				walk(i+1, rest[len(p.lit):])
-			}
+			return !strings.HasPrefix(rest, p.lit) || walk(i+1, rest[len(p.lit):])
 		case known:
-			if strings.HasPrefix(rest, v) {
-				walk(i+1, rest[len(v):])
-			}
-		default:
-			for n := 0; n <= len(rest); n++ {
-				if v := rest[:n]; r.groups[p.group].MatchString(v) {
-					vals[p.group] = v
-					walk(i+1, rest[n:])
-					delete(vals, p.group)
+			return !strings.HasPrefix(rest, v) || walk(i+1, rest[len(v):])
+		}
+		for n := 0; n <= len(rest); n++ {
+			if v := rest[:n]; r.groups[p.group].MatchString(v) {
+				vals[p.group] = v
+				more := walk(i+1, rest[n:])
+				delete(vals, p.group)
+				if !more {
+					return false
 				}
 			}
 		}
+		return true
 	}
 	walk(0, remote)
-	return out
 }
-
-// usesAGroupTwice reports whether refs names a group more than once.
-func usesAGroupTwice(refs []int) bool {
-	seen := map[int]bool{}
-	for _, g := range refs {
-		if seen[g] {
-			return true
-		}
-		seen[g] = true
-	}
-	return false
-}
-
-// maxSplits bounds the candidates splits returns for one remote name.
-const maxSplits = 64
 
 // Invert returns a source topic that the rules give the remote name remote (Rename(topic) ==
 // remote); false when no rule gives that name. When several topics get that name (which
@@ -731,7 +715,7 @@ func (rs *Rules) invert(remote string, accept func(string) bool) (string, bool) 
 		return "", false
 	}
 	for _, r := range rs.rules {
-		for _, x := range r.candidates(remote) {
+		for x := range r.candidates(remote) {
 			if got, ok := rs.Rename(x); ok && got == remote && accept(x) {
 				return x, true
 			}

@@ -145,6 +145,9 @@ func TestRulesInvert(t *testing.T) {
 		// Neither a greedy nor an ungreedy inverse finds the cut in the middle: the
 		// fuzzer's ${0}0${0} of 000000000000 (testdata/fuzz/FuzzParseRules).
 		{name: "group used twice around its own text", text: "re:^(.*)$=$1x$1", remote: "xxxxx", want: "xx"},
+		// $0 holds group 2, so the values depend on each other: both inverses
+		// cut 000 wrongly ("00|0|" and "|0|00"), and only a search finds 0|0|0.
+		{name: "a group beside the $0 that holds it", text: "re:^()(0*)$=${2}0${0}", remote: "000", want: "0"},
 		{name: "$0", text: "re:^.*-raw$=$0.copy", remote: "x-raw.copy", want: "x-raw"},
 		{name: "$0 whose source does not match", text: "re:^.*-raw$=$0.copy", remote: "x-cooked.copy"},
 		{name: "fixed-length adjacent groups", text: "re:^([0-9]{4})-(.*)$=$1$2", remote: "2024orders", want: "2024-orders"},
