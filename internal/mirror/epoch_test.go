@@ -17,7 +17,7 @@ func TestFetchCarriesTheLeaderEpochs(t *testing.T) {
 	x.f.srcMeta["t"] = topicMeta{leaders: []int32{1}, epochs: []int32{5}}
 	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
 	x.f.share, x.f.sharesAt = 1<<30, time.Now()
-	req, parts, _, _ := x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), 0)
+	req, parts, _, _ := x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), fetchSlots{})
 	if len(parts) != 1 {
 		t.Fatalf("%d partitions in the fetch, want 1", len(parts))
 	}
@@ -27,7 +27,7 @@ func TestFetchCarriesTheLeaderEpochs(t *testing.T) {
 	}
 	x.fp.fetching = false
 	x.fetched(t.Context(), fetchResp("t", encodeBatch(0, 3, 0, -1, nil)), 0) // leader epoch 1
-	req, _, _, _ = x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), 0)
+	req, _, _, _ = x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), fetchSlots{})
 	if rp := req.Topics[0].Partitions[0]; rp.CurrentLeaderEpoch != 5 || rp.LastFetchedEpoch != 1 {
 		t.Fatalf("next fetch: current leader epoch %d, last fetched epoch %d; want 5, 1", rp.CurrentLeaderEpoch, rp.LastFetchedEpoch)
 	}

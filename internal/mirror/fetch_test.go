@@ -89,20 +89,24 @@ func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 	m := testMirror()
 	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 64 << 20}, forwardDeps{Totals: &m.totals, Log: m.log})
 	keys := fastPartitions(f, 5)
-	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), f.concurrentFetchMin()); len(parts) != 0 {
+	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), fetchSlots{inFlight: true}); len(parts) != 0 {
 		t.Fatalf("a concurrent fetch of 3 partitions asking 6 MiB went out; want none under %d", f.concurrentFetchMin())
 	}
-	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), f.concurrentFetchMin()); len(parts) != 5 {
+	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), fetchSlots{inFlight: true}); len(parts) != 5 {
 		t.Fatalf("a concurrent fetch of 5 partitions asking 10 MiB listed %d, want 5", len(parts))
 	}
 }
 
 func TestFetchConnsTakeAndRelease(t *testing.T) {
 	c := &fetchConns{clients: make([]*kgo.Client, 2), brokers: map[int32][]fetchConn{}}
-	if !c.idle(1) || c.inFlight(1) {
+	if !c.idle(1) || c.inFlight(1) || c.idleCount(1) != 2 {
 		t.Fatal("a broker never fetched from is not idle")
 	}
-	a, b := c.take(1), c.take(1)
+	a := c.take(1)
+	if c.idleCount(1) != 1 {
+		t.Fatalf("%d connections idle after one of two was taken, want 1", c.idleCount(1))
+	}
+	b := c.take(1)
 	if a != 0 || b != 1 || c.take(1) != -1 || c.idle(1) || !c.inFlight(1) {
 		t.Fatalf("took %d and %d of 2 connections; a third take or idle said otherwise", a, b)
 	}
@@ -147,12 +151,9 @@ func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
 	}
 	var fetches [][]tp
 	var reserved int64
-	for range 5 {
-		var minBytes int64
-		if len(fetches) > 0 {
-			minBytes = f.concurrentFetchMin()
-		}
-		_, parts, _, rooms := f.fetchRequest(keys, time.Now(), minBytes)
+	for i := range 5 {
+		slots := fetchSlots{idle: max(fetchConnsPerBroker-i, 0), inFlight: i > 0}
+		_, parts, _, rooms := f.fetchRequest(keys, time.Now(), slots)
 		if len(parts) == 0 {
 			break
 		}
@@ -197,5 +198,40 @@ func TestLongLinkRaisesTheBudget(t *testing.T) {
 	set.sourceAnswered(150 * time.Millisecond)
 	if set.budget() != 48*mib {
 		t.Fatalf("budget %d with buffer.memory set to 48 MiB over a long link, want 48 MiB", set.budget())
+	}
+}
+
+// With max.partition.fetch.bytes set (MM2 tuned's file: 4 MiB, so every
+// ask is 4 MiB) eight partitions behind ask 32 MiB in all over a long link,
+// where a fetch may carry 16 MiB of them: two fetches of four took them
+// all and left two of the four connections idle (at 150 ms 96 MB/s, where
+// 123e837's four fetches of 8 MiB moved 108). Spread evenly over the idle
+// connections, each fetch carries two.
+func TestBehindSpreadEvenlyOverIdleConnections(t *testing.T) {
+	m := testMirror()
+	const mib = 1 << 20
+	f := newForwarder(forwardConfig{Codec: -1, PartitionFetchSize: 4 * mib}, forwardDeps{Totals: &m.totals, Log: m.log})
+	f.sourceAnswered(150 * time.Millisecond) // a long link: budget 64 MiB, 16 MiB behind per fetch
+	keys := fastPartitions(f, 8)
+	for _, key := range keys {
+		fp := f.parts[key]
+		fp.active = true
+		fp.p.end.Store(1000)
+	}
+	var fetches [][]tp
+	for i := range fetchConnsPerBroker {
+		slots := fetchSlots{idle: fetchConnsPerBroker - i, inFlight: i > 0}
+		_, parts, _, rooms := f.fetchRequest(keys, time.Now(), slots)
+		if len(parts) == 0 {
+			break
+		}
+		fetches = append(fetches, slices.SortedFunc(maps.Keys(parts), compareTP))
+		for dst, n := range rooms {
+			f.reserved[dst] += n
+		}
+	}
+	want := [][]tp{{{"t", 0}, {"t", 1}}, {{"t", 2}, {"t", 3}}, {{"t", 4}, {"t", 5}}, {{"t", 6}, {"t", 7}}}
+	if !slices.EqualFunc(fetches, want, slices.Equal) {
+		t.Fatalf("fetches %v, want %v: 32 MiB behind spread over four idle connections", fetches, want)
 	}
 }

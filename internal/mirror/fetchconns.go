@@ -66,11 +66,23 @@ func (c *fetchConns) take(broker int32) int {
 	return -1
 }
 
-// idle reports whether broker has a connection with no fetch in flight
-// (every connection of a broker never fetched from is).
-func (c *fetchConns) idle(broker int32) bool {
+// idle reports whether broker has a connection with no fetch in flight.
+func (c *fetchConns) idle(broker int32) bool { return c.idleCount(broker) > 0 }
+
+// idleCount is how many connections to broker have no fetch in flight
+// (every connection of a broker never fetched from is idle).
+func (c *fetchConns) idleCount(broker int32) int {
 	conns, ok := c.brokers[broker]
-	return !ok || slices.ContainsFunc(conns, func(fc fetchConn) bool { return !fc.busy })
+	if !ok {
+		return len(c.clients)
+	}
+	n := 0
+	for _, fc := range conns {
+		if !fc.busy {
+			n++
+		}
+	}
+	return n
 }
 
 // inFlight reports whether broker has a fetch in flight.

@@ -628,11 +628,8 @@ func compareTP(a, b tp) int {
 // their queues drained, would take every connection and hold
 // buffer.memory in reservations for crumbs.
 func (f *forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Time) (sent bool) {
-	var minBytes int64
-	if f.fetchConns.inFlight(src) {
-		minBytes = f.concurrentFetchMin()
-	}
-	req, parts, at, rooms := f.fetchRequest(keys, now, minBytes)
+	slots := fetchSlots{idle: f.fetchConns.idleCount(src), inFlight: f.fetchConns.inFlight(src)}
+	req, parts, at, rooms := f.fetchRequest(keys, now, slots)
 	if len(parts) == 0 {
 		return false
 	}
@@ -695,6 +692,28 @@ func (f *forwarder) behindPerFetch() int64 {
 	return max(min(f.budget()/fetchConnsPerBroker, fetchResponseBytes), 1)
 }
 
+// fetchSlots is the state of a source broker's fetch connections that a
+// fetch to it is planned for: how many are idle, this fetch's included, and
+// whether a fetch is in flight on another.
+type fetchSlots struct {
+	idle     int
+	inFlight bool
+}
+
+// behindLimit is what the partitions behind in one fetch may ask for when
+// they ask for total together, the largest of them for largest: total
+// split evenly over as many fetches as there are idle connections, but
+// into parts of at least concurrentFetchMin (a smaller one would not go out
+// beside the first), each at least the largest ask and at most
+// behindPerFetch. Cut at behindPerFetch alone, eight partitions asking
+// 4 MiB each over a long link went out in two fetches of four and left two
+// of the four connections idle.
+func (f *forwarder) behindLimit(total, largest int64, slots fetchSlots) int64 {
+	fetches := max(min(int64(slots.idle), total/max(f.concurrentFetchMin(), 1)), 1)
+	even := (total + fetches - 1) / fetches
+	return min(f.behindPerFetch(), max(even, largest))
+}
+
 // budget is what the fast path may hold fetched and not yet acknowledged,
 // reservations of fetches in flight included: buffer.memory, and
 // cfg.LinkBuffer more when the source is a long link away (a round trip of
@@ -727,42 +746,60 @@ func (f *forwarder) sourceAnswered(d time.Duration) {
 // fetchRequest builds the fetch of those of keys that may fetch at now,
 // and returns it with those partitions, their fetch offsets, and what the
 // fetch may add by target broker; nothing when it could ask for less than
-// minBytes. Each listed partition asks for all its room (a partition
+// concurrentFetchMin while another fetch to the broker is in flight (see
+// fetch). Each listed partition asks for all its room (a partition
 // asking for less than a batch gets a cut-off batch). Every such partition
 // not known to be behind is listed (one left out would wait a fetch round
 // that may be a long poll of partitions without data: at 512 partitions
 // the last records took minutes), and those behind while their rooms add
-// up to at most behindPerFetch: the rest go in the next fetch, on
+// up to at most behindLimit: the rest go in the next fetch, on
 // another connection, rather than wait a round trip in a fetch that
 // reserves a share of buffer.memory the other connections then lack (over
 // a 150 ms link, 16 MiB responses with two in flight moved 88-112 MB/s,
 // 8 MiB ones with four 122-152). The fetch's MaxBytes caps the response at
 // what the partitions' target brokers' shares have left, and a target
 // broker's reservation is at most that cap.
-func (f *forwarder) fetchRequest(keys []tp, now time.Time, minBytes int64) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
+func (f *forwarder) fetchRequest(keys []tp, now time.Time, slots fetchSlots) (*kmsg.FetchRequest, map[tp]*fastPart, map[tp]int64, map[int32]int64) {
 	type candidate struct {
-		key  tp
-		fp   *fastPart
-		room int32
+		key    tp
+		fp     *fastPart
+		dst    int32
+		room   int32
+		behind bool
 	}
-	var cands []candidate
-	rooms := map[int32]int64{} // by target broker: what its partitions ask for
-	var asked, behind int64
+	var fetchable []candidate
+	var behindTotal, behindLargest int64
 	for _, key := range keys {
 		fp := f.parts[key]
 		dst, room, ok := f.fetchable(fp, now)
 		if !ok {
 			continue
 		}
-		if fp.behind() {
-			if behind > 0 && behind+int64(room) > f.behindPerFetch() {
+		c := candidate{key, fp, dst, room, fp.behind()}
+		if c.behind {
+			behindTotal += int64(room)
+			behindLargest = max(behindLargest, int64(room))
+		}
+		fetchable = append(fetchable, c)
+	}
+	behindMax := f.behindLimit(behindTotal, behindLargest, slots)
+	var cands []candidate
+	rooms := map[int32]int64{} // by target broker: what its partitions ask for
+	var asked, behind int64
+	for _, c := range fetchable {
+		if c.behind {
+			if behind > 0 && behind+int64(c.room) > behindMax {
 				continue
 			}
-			behind += int64(room)
+			behind += int64(c.room)
 		}
-		cands = append(cands, candidate{key, fp, room})
-		rooms[dst] += int64(room)
-		asked += int64(room)
+		cands = append(cands, c)
+		rooms[c.dst] += int64(c.room)
+		asked += int64(c.room)
+	}
+	var minBytes int64
+	if slots.inFlight {
+		minBytes = f.concurrentFetchMin()
 	}
 	var shareLeft int64
 	for dst := range rooms {

@@ -503,7 +503,7 @@ func TestFetchAfterRetryBackoff(t *testing.T) {
 	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
 	x.f.share, x.f.used = x.f.shares()
 	x.fp.notBefore = time.Now().Add(-time.Second) // a backoff that has ended
-	req, parts, _, rooms := x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), 0)
+	req, parts, _, rooms := x.f.fetchRequest([]tp{{"t", 0}}, time.Now(), fetchSlots{})
 	room := 2 * x.f.cfg.PartitionFetchSize // two asks, nothing queued
 	if len(parts) != 1 || len(req.Topics) != 1 || req.Topics[0].Partitions[0].PartitionMaxBytes != room || rooms[1] != int64(room) {
 		t.Fatalf("after its backoff the partition is not fetched with all its room: %d partitions, rooms %v", len(parts), rooms)
@@ -519,7 +519,7 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 	m := testMirror()
 	f := newForwarder(forwardConfig{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, forwardDeps{Totals: &m.totals, Log: m.log})
 	keys := fastPartitions(f, 3)
-	req, parts, _, rooms := f.fetchRequest(keys, time.Now(), 0)
+	req, parts, _, rooms := f.fetchRequest(keys, time.Now(), fetchSlots{})
 	if len(parts) != 3 || len(req.Topics[0].Partitions) != 3 {
 		t.Fatalf("%d of 3 partitions listed", len(parts))
 	}
@@ -554,7 +554,7 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 	} {
 		f.dstMeta = dst
 		f.share, f.used = f.shares()
-		if _, parts, _, _ := f.fetchRequest(keys, time.Now(), 0); len(parts) != 0 {
+		if _, parts, _, _ := f.fetchRequest(keys, time.Now(), fetchSlots{}); len(parts) != 0 {
 			t.Fatalf("target metadata %v: %d partitions fetch with no known target leader", dst, len(parts))
 		}
 		if !f.dstStale {
@@ -564,7 +564,7 @@ func TestFetchWaitsForTargetLeader(t *testing.T) {
 	}
 	f.dstMeta = map[string]topicMeta{"A.t": {leaders: []int32{1, 2}}}
 	f.share, f.used = f.shares()
-	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), 0); len(parts) != 2 {
+	if _, parts, _, _ := f.fetchRequest(keys, time.Now(), fetchSlots{}); len(parts) != 2 {
 		t.Fatalf("%d of 2 partitions fetch once their target leaders are known", len(parts))
 	}
 }
