@@ -273,11 +273,11 @@ type forwarder struct {
 	dstStale     bool
 	metaInflight int
 	lastMeta     time.Time
-	fetchConns   *fetchConns     // the fetch connections and which are busy, by source broker
-	fetchRound   uint64          // rotates the order of partitions in fetches
+	fetchConns   *fetchConns      // the fetch connections and which are busy, by source broker
+	fetchRound   uint64           // rotates the order of partitions in fetches
 	fetchCands   []fetchCandidate // fetchRequest's scratch, kept between calls: 10,000 partitions are 480 KB a fetch
-	producing    map[laneKey]int // produce requests outstanding by lane
-	conns        int             // connection index for the next partition added
+	producing    map[laneKey]int  // produce requests outstanding by lane
+	conns        int              // connection index for the next partition added
 	lanes        *lanes
 	buffered     int64
 	pid          int64
@@ -778,7 +778,7 @@ func (f *forwarder) fetchRequest(keys []tp, now time.Time, slots fetchSlots) (*k
 	}
 	f.fetchCands = fetchable
 	behindMax := f.behindLimit(behindTotal, behindLargest, slots)
-	cands := fetchable[:0] // filtered in place
+	cands := fetchable[:0]     // filtered in place
 	rooms := map[int32]int64{} // by target broker: what its partitions ask for
 	var asked, behind int64
 	for _, c := range fetchable {
