@@ -90,6 +90,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		newStatusCmd(stdout),
 		newVersionCmd(stdout),
 		newImportCmd(stdout, stderr),
+		newInitCmd(stdout),
 	)
 	return root
 }
