@@ -49,9 +49,11 @@ type results struct {
 	Chart string `json:"chart,omitempty"`
 }
 
-// write stores <stamp>.md, <stamp>.json and latest.md in dir and returns the markdown.
-// A matrix run also draws <stamp>-matrix.svg and writes matrix-latest.md and
-// matrix-latest.svg (distance-latest.* for the distance matrix).
+// write stores <stamp>.md and <stamp>.json in dir, and latest.md, which points
+// at that report (a pointer, not a copy: the report lives under one name). A
+// matrix run also draws <stamp>-matrix.svg and points matrix-latest.md at it
+// (distance-latest.md for the distance matrix), so that the loopback matrix's
+// latest survives a distance run. It returns the report's markdown.
 func (res *results) write(dir string) (string, []string, error) {
 	res.MM2JVM = strings.Replace(mm2JVM, "<heap>", res.Params.MM2.Heap, 1)
 	stamp := res.Started.Format("20060102-150405")
@@ -67,18 +69,16 @@ func (res *results) write(dir string) (string, []string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return md, nil, fmt.Errorf("creating the results dir: %w", err)
 	}
-	out := map[string][]byte{stamp + ".md": []byte(md), stamp + ".json": append(js, '\n'), "latest.md": []byte(md)}
+	title, _, _ := strings.Cut(strings.TrimPrefix(md, "# "), "\n")
+	pointer := fmt.Sprintf("# Latest report\n\n[%s.md](%s.md): %s\n", stamp, stamp, title)
+	out := map[string][]byte{stamp + ".md": []byte(md), stamp + ".json": append(js, '\n'), "latest.md": []byte(pointer)}
 	if matrix {
-		// The distance matrix keeps latest files of its own, so that it does
-		// not replace the loopback matrix's chart the README shows.
 		latest := "matrix-latest"
 		if res.Params.Matrix == matrixDistance {
 			latest = "distance-latest"
 		}
-		svg := []byte(res.chartSVG())
-		out[res.Chart], out[latest+".svg"] = svg, svg
-		// <latest>.md shows the chart under its own latest name.
-		out[latest+".md"] = []byte(strings.Replace(md, "]("+res.Chart+")", "]("+latest+".svg)", 1))
+		out[res.Chart] = []byte(res.chartSVG())
+		out[latest+".md"] = []byte(pointer + "\n![throughput per cell](" + res.Chart + ")\n")
 	}
 	var files []string
 	for _, name := range slices.Sorted(maps.Keys(out)) {
