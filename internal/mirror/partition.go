@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/batch"
+	"strait/internal/mirror/flow"
 	"strait/internal/offsets"
 )
 
@@ -209,7 +210,7 @@ func (p *partition) failRecord(src int64, err error) bool {
 	defer p.mu.Unlock()
 	p.inflight--
 	p.halt = min(p.halt, src)
-	if classify(err) == errShutdown || p.err != nil {
+	if flow.Classify(err) == flow.Shutdown || p.err != nil {
 		return false
 	}
 	p.err = err
@@ -218,10 +219,10 @@ func (p *partition) failRecord(src int64, err error) bool {
 
 // ---- fast path ----
 
-// ackBatch records a forwarded batch the target acknowledged: the n source
+// AckBatch records a forwarded batch the target acknowledged: the n source
 // offsets from src are at target offsets from tgt on, and next is the
 // source offset after the batch.
-func (p *partition) ackBatch(src, tgt, n, next int64) {
+func (p *partition) AckBatch(src, tgt, n, next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if next > p.halt {
@@ -239,10 +240,10 @@ func (p *partition) ackRunLocked(src, tgt, n int64) {
 	p.syncs.AckRange(src, tgt, n)
 }
 
-// ackRebuilt records a rebuilt batch the target acknowledged: its records,
+// AckRebuilt records a rebuilt batch the target acknowledged: its records,
 // at the source offsets of runs, are at target offsets from tgt on, and
 // next is the source offset after the batch it was rebuilt from.
-func (p *partition) ackRebuilt(runs []batch.Run, tgt, next int64) {
+func (p *partition) AckRebuilt(runs []batch.Run, tgt, next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if next > p.halt {
@@ -255,9 +256,9 @@ func (p *partition) ackRebuilt(runs []batch.Run, tgt, next int64) {
 	p.advance(next)
 }
 
-// skipBefore records that every offset below next holds nothing to copy
+// SkipBefore records that every offset below next holds nothing to copy
 // (markers, aborted data) once everything before it is acknowledged.
-func (p *partition) skipBefore(next int64) {
+func (p *partition) SkipBefore(next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err == nil {
@@ -265,9 +266,9 @@ func (p *partition) skipBefore(next int64) {
 	}
 }
 
-// resumeOffset is where another path continues the partition: after the
+// ResumeOffset is where another path continues the partition: after the
 // last acknowledged record, else where replication of it began, else -1.
-func (p *partition) resumeOffset() int64 {
+func (p *partition) ResumeOffset() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.acked >= 0 {
@@ -333,9 +334,9 @@ func (p *partition) uncopied() int64 {
 
 // ---- stop, commit, status ----
 
-// stop stops the partition with err unless it already stopped; it reports
+// Stop stops the partition with err unless it already stopped; it reports
 // whether this call stopped it.
-func (p *partition) stop(err error) bool {
+func (p *partition) Stop(err error) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -345,15 +346,15 @@ func (p *partition) stop(err error) bool {
 	return true
 }
 
-// failed returns why the partition stopped, or nil.
-func (p *partition) failed() error {
+// Failed returns why the partition stopped, or nil.
+func (p *partition) Failed() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
 }
 
-// position returns acked: every source offset below it is on the target.
-func (p *partition) position() int64 {
+// Position returns acked: every source offset below it is on the target.
+func (p *partition) Position() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.acked

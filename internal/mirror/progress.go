@@ -15,6 +15,8 @@ import (
 
 	"strait/internal/batch"
 	"strait/internal/index"
+	"strait/internal/mirror/fastpath"
+	"strait/internal/mirror/flow"
 	"strait/internal/offsets"
 	"strait/internal/wire"
 )
@@ -251,7 +253,7 @@ func (m *Mirror) commitFenced(ctx context.Context) ([]*kgo.Record, error) {
 // attempt, and what drain took is read back from the target by the next.
 // A transaction with nothing to write needs no lease: a node with nothing
 // to copy must not abort at every tick of a rebalance.
-func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded bool, indexSeq int32) (int32, error) {
+func (m *Mirror) commitTxn(ctx context.Context, p fastpath.Producer, open, indexAdded bool, indexSeq int32) (int32, error) {
 	m.prune(ctx)
 	c := m.drain()
 	if !open && len(c.updates) == 0 && len(c.moved) == 0 {
@@ -264,7 +266,7 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 	defer cancel()
 	if len(c.updates) > 0 {
 		if !indexAdded {
-			if err := p.addPartitions(ctx, map[string][]int32{m.cfg.IndexTopic: {0}}); err != nil {
+			if err := p.AddPartitions(ctx, map[string][]int32{m.cfg.IndexTopic: {0}}); err != nil {
 				return indexSeq, err
 			}
 			open = true
@@ -282,12 +284,12 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 				return indexSeq, errNotMember
 			}
 		}
-		if err := p.commitOffsets(ctx, m.cfg.Group, generation, member, txnOffsets(c.offs)); err != nil {
+		if err := p.CommitOffsets(ctx, m.cfg.Group, generation, member, txnOffsets(c.offs)); err != nil {
 			return indexSeq, err
 		}
 		open = true
 	}
-	if err := p.end(ctx, true); err != nil {
+	if err := p.End(ctx, true); err != nil {
 		return indexSeq, err
 	}
 	m.txnCommits.Add(1)
@@ -305,7 +307,7 @@ func (m *Mirror) commitTxn(ctx context.Context, p producerTxn, open, indexAdded 
 // batches of at most m.indexBatchBytes (halved, and kept so, each time the
 // index topic refuses a batch as larger than its max.message.bytes), from
 // sequence seq on; it returns the sequence after them.
-func (m *Mirror) writeIndexTxn(ctx context.Context, p producerTxn, updates []index.Update, seq int32) (int32, error) {
+func (m *Mirror) writeIndexTxn(ctx context.Context, p fastpath.Producer, updates []index.Update, seq int32) (int32, error) {
 	recs, err := index.Records(m.cfg.IndexTopic, updates)
 	if err != nil {
 		return seq, err
@@ -327,16 +329,16 @@ func (m *Mirror) writeIndexTxn(ctx context.Context, p producerTxn, updates []ind
 		if err != nil {
 			return seq, fmt.Errorf("encoding %d offset index records: %w", n, err)
 		}
-		batch.Rewrite(b, h, p.pid, p.epoch, seq, true)
-		if _, err := p.produceOne(ctx, m.cfg.IndexTopic, 0, b, -1); err != nil {
-			if tooLarge(err) && n > 1 {
+		batch.Rewrite(b, h, p.PID, p.Epoch, seq, true)
+		if _, err := p.ProduceOne(ctx, m.cfg.IndexTopic, 0, b, -1); err != nil {
+			if flow.TooLarge(err) && n > 1 {
 				// Not written: the same sequence goes with a smaller batch.
 				m.indexBatchBytes = max(size/2, 1)
 				continue
 			}
 			return seq, fmt.Errorf("writing %d offset index records: %w", n, err)
 		}
-		seq = nextSeq(seq, int32(n))
+		seq = fastpath.NextSeq(seq, int32(n))
 		kvs = kvs[n:]
 	}
 	return seq, nil

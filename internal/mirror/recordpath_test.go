@@ -160,16 +160,16 @@ func TestRecordPathPollLoopNeverBlocksNorOvershoots(t *testing.T) {
 
 			x.release()
 			kafkatest.Eventually(t, 30*time.Second, func() error {
-				if got := x.parts[0].position(); got != records {
+				if got := x.parts[0].Position(); got != records {
 					return fmt.Errorf("t[0] progress %d, want %d", got, records)
 				}
-				if got := x.parts[1].position(); got != 1 {
+				if got := x.parts[1].Position(); got != 1 {
 					return fmt.Errorf("t[1] progress %d, want 1", got)
 				}
 				return nil
 			})
 			for _, p := range x.parts {
-				if err := p.failed(); err != nil {
+				if err := p.Failed(); err != nil {
 					t.Fatalf("t[%d] stopped: %v", p.num, err)
 				}
 			}

@@ -1,10 +1,7 @@
 package mirror
 
 import (
-	"context"
 	"errors"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,23 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/kafkatest"
+	"strait/internal/mirror/fastpath"
 )
-
-// Without the lease a node sends nothing: its queued batches wait.
-func TestNoProduceWithoutTheLease(t *testing.T) {
-	x := newFastFixture(0)
-	x.f.deps.Share.LeaseUntil = func() time.Time { return time.Time{} }
-	x.f.pidWanted = false
-	x.f.dstMeta["A.t"] = topicMeta{leaders: []int32{1}}
-	x.fetched(t.Context(), fetchResp("t", encodeBatch(0, 3, 0, -1, nil)))
-	if len(x.fp.queue) != 1 {
-		t.Fatalf("%d batches queued, want 1", len(x.fp.queue))
-	}
-	x.f.dispatch(t.Context(), t.Context()) // would send it, with the lease
-	if len(x.fp.sent) != 0 || len(x.fp.queue) != 1 || x.f.running != 0 {
-		t.Fatalf("sent %d batches (%d queued, %d requests running) without the lease", len(x.fp.sent), len(x.fp.queue), x.f.running)
-	}
-}
 
 // A shared flow's progress commit carries the node's generation: the
 // broker takes it from the member and refuses it with a stale generation,
@@ -104,63 +86,6 @@ func TestCommitCarriesTheGeneration(t *testing.T) {
 	}
 }
 
-// TestLaneDropsARequestWhoseLeaseLapsed: a produce request that waited in
-// its lane (behind the requests before it) until the node's lease had
-// lapsed is never written: a node frozen (SIGSTOP) with requests queued
-// wrote them when it resumed, after another node took its partitions over
-// (TestZombieNodeWritesNothing, once in 14 runs: records written after the
-// new owner's, from a producer id the broker cannot fence).
-func TestLaneDropsARequestWhoseLeaseLapsed(t *testing.T) {
-	c := kafkatest.NewFake(t, kfake.SeedTopics(1, "A.t"))
-	var produced atomic.Int64
-	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		produced.Add(1)
-		return nil, nil, false
-	})
-	cl := newClient(t, c)
-	l := newLanes(cl, nil, slog.New(slog.DiscardHandler))
-	defer l.close()
-	lapsed, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
-	defer cancel()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 5000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = "A.t"
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = encodeBatch(0, 3, 0, -1, nil)
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	done := make(chan error, 1)
-	l.send(lapsed, laneKey{broker: 0, conn: 0}, req, func(_ kmsg.Response, err error, _ bool) { done <- err })
-	if err := <-done; !errors.Is(err, errLeaseLapsed) {
-		t.Fatalf("the request with a lapsed lease: %v, want %v", err, errLeaseLapsed)
-	}
-	if n := produced.Load(); n != 0 {
-		t.Fatalf("the broker received %d produce requests", n)
-	}
-}
-
-// TestProduceRequestsEndWithTheLease: the forwarder gives every produce
-// request the node's lease end as its deadline, which the lanes and
-// franz-go check before they write it.
-func TestProduceRequestsEndWithTheLease(t *testing.T) {
-	f := newFastFixture(0).f
-	until := time.Now().Add(time.Minute)
-	f.deps.Share.LeaseUntil = func() time.Time { return until }
-	ctx, cancel := f.requestContext(t.Context())
-	defer cancel()
-	if d, ok := ctx.Deadline(); !ok || !d.Equal(until) {
-		t.Fatalf("request deadline %v (%v), want the lease end %v", d, ok, until)
-	}
-	f.deps.Share.LeaseUntil = nil
-	ctx, cancel = f.requestContext(t.Context())
-	defer cancel()
-	if _, ok := ctx.Deadline(); ok {
-		t.Fatal("a flow that is not shared gives its requests a deadline")
-	}
-}
-
 // TestCommitWritesNoIndexWithoutTheMembership: a node that may not commit
 // (its mirror's membership is gone, or its lease lapsed) writes no offset
 // index record either. The index was written before, and regardless of,
@@ -188,7 +113,7 @@ func TestCommitWritesNoIndexWithoutTheMembership(t *testing.T) {
 			p := testPartition()
 			p.owned = true
 			m.topics["t"] = p.topic
-			p.ackBatch(0, 0, 10, 10)
+			p.AckBatch(0, 0, 10, 10)
 			if err := m.commit(t.Context()); !errors.Is(err, tc.want) {
 				t.Fatalf("commit: %v, want %v", err, tc.want)
 			}
@@ -223,14 +148,14 @@ func TestAnIdleTransactionNeedsNoLease(t *testing.T) {
 	p := testPartition()
 	p.owned = true
 	m.topics["t"] = p.topic
-	if _, err := m.commitTxn(t.Context(), producerTxn{}, false, false, 0); err != nil {
+	if _, err := m.commitTxn(t.Context(), fastpath.Producer{}, false, false, 0); err != nil {
 		t.Fatalf("a transaction with nothing to write: %v, want no error", err)
 	}
-	if _, err := m.commitTxn(t.Context(), producerTxn{}, true, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
+	if _, err := m.commitTxn(t.Context(), fastpath.Producer{}, true, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
 		t.Fatalf("an open transaction: %v, want %v", err, errLeaseLapsedCommit)
 	}
-	p.ackBatch(0, 0, 10, 10)
-	if _, err := m.commitTxn(t.Context(), producerTxn{}, false, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
+	p.AckBatch(0, 0, 10, 10)
+	if _, err := m.commitTxn(t.Context(), fastpath.Producer{}, false, false, 0); !errors.Is(err, errLeaseLapsedCommit) {
 		t.Fatalf("progress to commit: %v, want %v", err, errLeaseLapsedCommit)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/index"
+	"strait/internal/mirror/fastpath"
+	"strait/internal/mirror/flow"
 	"strait/internal/offsets"
 )
 
@@ -79,7 +81,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	}
 	// Partitions whose start waited for a listing of the source.
 	for _, p := range m.startLater {
-		if p.owned && !p.removed.Load() && m.cfg.Share.owns(p.topic.Source, p.num) {
+		if p.owned && !p.removed.Load() && m.cfg.Share.Holds(p.topic.Source, p.num) {
 			added = append(added, p)
 		}
 	}
@@ -100,8 +102,8 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	m.mu.Unlock()
 
 	for _, p := range recreated {
-		if p.stop(recreatedError(p, p.position())) {
-			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.failed())
+		if p.Stop(recreatedError(p, p.Position())) {
+			m.log.Error("partition stopped", "topic", p.topic.Source, "partition", p.num, "err", p.Failed())
 			m.pause(p)
 		}
 	}
@@ -123,7 +125,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			m.disown(added)
 			if ctx.Err() == nil {
 				m.log.Warn("reading the progress and offset index of partitions this node took over failed; retrying", "partitions", len(added), "err", err)
-				time.AfterFunc(retryBackoff*4, m.Adopt)
+				time.AfterFunc(fastpath.RetryBackoff*4, m.Adopt)
 			}
 			return
 		}
@@ -133,7 +135,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	starts, later := m.startOffsets(ctx, added, stored)
 	m.retryStart(ctx, later)
 	record := make(map[string]map[int32]kgo.Offset)
-	var fast []*fastPart
+	var fast []*fastpath.Part
 	for _, p := range added {
 		pos, ok := starts[p]
 		if !ok {
@@ -143,7 +145,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		// with compaction holes or LogAppendTime are rebuilt there.
 		if m.fwd != nil {
 			p.fast.Store(true)
-			fast = append(fast, newFastPart(p, pos.at))
+			fast = append(fast, fastpath.NewPart(p, pos.at))
 			continue
 		}
 		if record[p.topic.Source] == nil {
@@ -155,7 +157,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		m.src.AddConsumePartitions(record)
 	}
 	if len(fast) > 0 {
-		m.fwd.add(ctx, fast)
+		m.fwd.Add(ctx, fast)
 	}
 }
 
@@ -185,7 +187,7 @@ func (m *Mirror) keepStopped(added []*partition) []*partition {
 	out := added[:0]
 	for _, p := range added {
 		if err := m.stopped[index.TP{Topic: p.topic.Source, Partition: p.num}]; err != nil {
-			p.stop(err)
+			p.Stop(err)
 			continue
 		}
 		out = append(out, p)
@@ -202,7 +204,7 @@ func (m *Mirror) retire(ts *topicState) {
 		m.stored = map[string]map[int32]storedOffset{}
 	}
 	for _, p := range ts.parts {
-		next := p.position()
+		next := p.Position()
 		if next < 0 {
 			continue // nothing copied: nothing to mix with
 		}
@@ -216,8 +218,7 @@ func (m *Mirror) retire(ts *topicState) {
 // recreatedError is the error of a partition whose source topic was
 // deleted and recreated after Strait copied it up to next.
 func recreatedError(p *partition, next int64) error {
-	return fmt.Errorf("source topic %q was deleted and recreated (topic ID changed) after Strait copied %s[%d] up to offset %d into %s; Strait stopped the partition instead of mixing the two incarnations: delete the target topic or reset the progress group for it, then restart",
-		p.topic.Source, p.topic.Source, p.num, next, p.topic.Remote)
+	return flow.RecreatedError(p.topic.Source, p.topic.Remote, p.num, next)
 }
 
 // describeLimits reads max.message.bytes of the remote topics of new
@@ -250,6 +251,12 @@ func (m *Mirror) describeLimits(ctx context.Context, parts []*partition) {
 			}
 		}
 	}
+}
+
+// leaveFastPath is the fast path's Deps.ToRecordPath: l is one of the
+// mirror's partitions.
+func (m *Mirror) leaveFastPath(l fastpath.Ledger, offset int64, reason string) {
+	m.toRecordPath(l.(*partition), offset, reason)
 }
 
 // toRecordPath moves a partition from the fast path to the record path at
@@ -352,7 +359,7 @@ func (m *Mirror) startOffsets(ctx context.Context, parts []*partition, stored ma
 			continue
 		}
 		if err != nil {
-			if p.stop(err) {
+			if p.Stop(err) {
 				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
 			}
 			continue
@@ -465,7 +472,7 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 // compaction does not keep them forever. The caller holds m.mu.
 func (m *Mirror) own(p *partition) bool {
 	ts := p.topic
-	if !m.cfg.Share.owns(ts.Source, p.num) {
+	if !m.cfg.Share.Holds(ts.Source, p.num) {
 		return false // another node's: kept only so parts stays indexed by number
 	}
 	p.owned = true

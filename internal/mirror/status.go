@@ -79,7 +79,7 @@ type Status struct {
 // responses, so it is as fresh as the last fetch of each partition.
 func (m *Mirror) Status() Status {
 	now := time.Now()
-	st := Status{Flow: m.cfg.Flow, Records: m.totals.records.Load(), Bytes: m.totals.bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.snapshot(),
+	st := Status{Flow: m.cfg.Flow, Records: m.totals.Records.Load(), Bytes: m.totals.Bytes.Load(), BadInternalRecords: m.badRecords.Load(), Errors: m.errors.Snapshot(),
 		ExactlyOnce: m.cfg.Transactions != nil, Transactions: m.txnCommits.Load(), AbortedTransactions: m.txnAborts.Load()}
 	if t := m.cfg.Transactions; t != nil {
 		st.TransactionalID = t.ID
