@@ -8,24 +8,13 @@ import (
 	"strait/internal/mirror"
 )
 
-// Terms of the soft memory limit (memoryLimit). The data plane of a flow
-// holds at most buffer.memory of fetched, unacknowledged batches (with
-// buffer.memory unset, mirror.LongLinkBuffer more over a long link); a batch
-// copied out of its response (a partition whose target does not answer)
-// can hold that much again beside the responses it came from; and one fetch
-// response and one produce request are up to 16 MiB each while they are
-// read or written. The base covers the runtime, the clients' metadata and
-// the per-partition state.
-const (
-	memoryBase        = 64 << 20
-	memoryPerRequest  = 16 << 20 // a fetch response or a produce request
-	defaultBufferSize = 32 << 20 // buffer.memory when unset
-)
+// memoryBase covers the runtime, the clients' metadata and the
+// per-partition state; each replicating flow adds mirror.FlowMemory.
+const memoryBase = 64 << 20
 
 // memoryLimit is the soft memory limit for the Go runtime that the flows
-// of plan need: the base plus, per replicating flow, twice buffer.memory (and
-// a long link's 32 MiB when it is unset) and one fetch response and one
-// produce request. It is a target for the garbage
+// of plan need: the base plus, per replicating flow, what its data plane may
+// hold (mirror.Budget, mirror.FlowMemory). It is a target for the garbage
 // collector, not a cap: past it Go collects more often instead of growing
 // the heap (and spends at most about half the CPU doing so), so a process
 // whose live data exceeds it slows down rather than failing.
@@ -35,11 +24,12 @@ func memoryLimit(plan *kafkaclient.Plan) int64 {
 		if !fp.Replicates {
 			continue // heartbeats only
 		}
-		buf, link := int64(defaultBufferSize), int64(mirror.LongLinkBuffer)
-		if fp.TargetProducer != nil && fp.TargetProducer.Mapped.Settings.BufferBytesSet {
-			buf, link = fp.TargetProducer.Mapped.Settings.BufferBytes, 0
+		buffer, set := int64(kafkaclient.DefaultBufferMemory), false
+		if fp.TargetProducer != nil {
+			s := fp.TargetProducer.Mapped.Settings
+			buffer, set = s.BufferBytes, s.BufferBytesSet
 		}
-		limit += 2*buf + link + 2*memoryPerRequest
+		limit += mirror.FlowMemory(mirror.Budget(buffer, set))
 	}
 	return limit
 }

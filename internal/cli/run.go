@@ -224,7 +224,7 @@ final progress and exits 0. A second signal exits at once.`,
 	}
 	cf.register(cmd)
 	lf.register(cmd, "info")
-	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", 30*time.Second, "how long a stop waits for in-flight records before giving up on them")
+	cmd.Flags().DurationVar(&shutdown, "shutdown-timeout", daemon.DefaultShutdownTimeout, "how long a stop waits for in-flight records before giving up on them")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (e.g. 127.0.0.1:6060); for troubleshooting")
 	cmd.Flags().StringVar(&apiListen, "api-listen", "", "serve the API on this host:port instead of strait.api.listen (empty: no API; 127.0.0.1:0: any free port), so that several nodes on one machine can run with one file")
 	cmd.Flags().BoolVar(&insecureAPI, "insecure-api", false, "serve the API on a non-loopback strait.api.listen without TLS or a bearer token")

@@ -47,6 +47,10 @@ type Options struct {
 	Latency func(flow, topic string, partition int32) func(seconds float64)
 }
 
+// DefaultShutdownTimeout bounds a stop's flush of in-flight records when
+// Options leave it unset (strait run --shutdown-timeout's default).
+const DefaultShutdownTimeout = 30 * time.Second
+
 // Daemon runs the flows of one config.
 type Daemon struct {
 	cfg  *config.Config
@@ -63,7 +67,7 @@ func New(cfg *config.Config, opts Options) *Daemon {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.ShutdownTimeout <= 0 {
-		opts.ShutdownTimeout = 30 * time.Second
+		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 15 * time.Second
@@ -113,6 +117,7 @@ type flow struct {
 	member        *coord.Member
 	mirrorCfg     mirror.Config
 	mirrorClients mirror.Clients
+	mirrorDeps    mirror.Deps // mirrorClients and what the flow's mirrors share
 	// control is the control duty running now (replicating flows; the
 	// share's loop starts and stops it).
 	control *controlDuty
@@ -537,10 +542,6 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 			f.internal = append(f.internal, internalTopic{adm: srcAdmK, name: syncTopic, rf: fc.OffsetSyncsTopicReplicationFactor})
 		}
 	}
-	var takeover string
-	if !d.opts.NoMM2Takeover {
-		takeover = fc.OffsetStorageTopic
-	}
 	prov, err := b.provenance(prodMap.Settings.Idempotent, meta, tgtAdm)
 	if err != nil {
 		return err
@@ -558,39 +559,16 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		NewSource: func(opts ...kgo.Opt) (*kgo.Client, error) {
 			return b.p.SourceConsumer.New(kafkaclient.Identity{Flow: name, Role: "replication-consumer"}, d.log, append(slices.Clone(sourceOpts), opts...)...)
 		}}
-	f.mirrorCfg = mirror.Config{
-		Flow:                   name,
-		Source:                 fc.Source,
-		Group:                  group,
-		FlushInterval:          fc.FlushInterval,
-		AutoOffsetReset:        consMap.Settings.AutoOffsetReset,
-		ReadCommitted:          consMap.Settings.ReadCommitted,
-		ShutdownTimeout:        d.opts.ShutdownTimeout,
-		IndexTopic:             indexTopic,
-		SyncTopic:              syncTopic,
-		OffsetLagMax:           fc.OffsetLagMax,
-		TakeoverTopic:          takeover,
-		FastPath:               fc.FastPath,
-		Compression:            prodMap.Settings.Compression,
-		CompressionLevel:       prodMap.Settings.CompressionLevel,
-		Idempotent:             prodMap.Settings.Idempotent,
-		Acks:                   acks(prodMap.Settings.Acks),
-		PartitionFetchSize:     consMap.Settings.PartitionFetchBytes,
-		FetchMaxBytes:          consMap.Settings.FetchMaxBytes,
-		MaxBuffered:            setBufferBytes(prodMap.Settings),
-		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
-		IndexMaxSegments:       fc.IndexMaxSegments,
-		Latency:                d.latency(name),
-		Provenance:             prov,
+	f.mirrorCfg = mirrorConfig(fc, consMap.Settings, prodMap.Settings, d.opts, mirrorTopicNames{Group: group, Index: indexTopic, Sync: syncTopic})
+	if err := f.mirrorCfg.Validate(); err != nil {
+		return err
+	}
+	f.mirrorDeps = mirror.Deps{
+		Clients: f.mirrorClients, Log: d.log, Latency: d.latency(name), Provenance: prov,
 		// The share records the control plane's first listing in it.
 		Beginning: &mirror.Beginning{},
 		// Counted across the mirrors the share runs.
 		Counters: &mirror.Counters{},
-	}
-	if fc.ExactlyOnce {
-		// The share gives each mirror its id (transactionalID, by the
-		// member's slot).
-		f.mirrorCfg.Transactions = &mirror.Transactions{Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout}
 	}
 
 	interval := fc.RefreshTopicsInterval
@@ -613,7 +591,7 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		DeleteRemoteOnSourceDeletion: fc.SyncTopicDeletion,
 		// The first listing is where the flow began on this node, whether
 		// or not the remote topics are there yet.
-		Listed: func(selected []topics.Ready) { f.mirrorCfg.Beginning.Listed(mirrorTopics(selected)) },
+		Listed: func(selected []topics.Ready) { f.mirrorDeps.Beginning.Listed(mirrorTopics(selected)) },
 	}, srcAdm, dstAdm, func(ready []topics.Ready, gone []string) {
 		f.share.topicsReady(mirrorTopics(ready), gone)
 	}, d.log)
@@ -625,6 +603,53 @@ func (d *Daemon) buildReplication(b *builder, pol policy.ReplicationPolicy) erro
 		return nil
 	}
 	return d.buildCheckpoints(b, pol, topicFilter, srcAdmK, tgtAdm, meta)
+}
+
+// mirrorTopicNames are the names a flow's data plane uses on the clusters.
+type mirrorTopicNames struct {
+	Group string // the progress group on the target
+	Index string // the offset index topic on the target
+	Sync  string // MM2's offset syncs topic; empty when not emitted
+}
+
+// mirrorConfig is the data plane's configuration of flow fc, from the
+// client settings kafkaclient resolved (every default filled in) and the
+// daemon's options: a pure function, so that each field has one source
+// (TestMirrorConfig).
+func mirrorConfig(fc *config.Flow, cons, prod kafkaclient.Settings, opts Options, names mirrorTopicNames) mirror.Config {
+	maxBuffered, linkBuffer := mirror.Budget(prod.BufferBytes, prod.BufferBytesSet)
+	cfg := mirror.Config{
+		Flow:                   fc.Name(),
+		Source:                 fc.Source,
+		Group:                  names.Group,
+		FlushInterval:          fc.FlushInterval,
+		AutoOffsetReset:        cons.AutoOffsetReset,
+		ReadCommitted:          cons.ReadCommitted,
+		ShutdownTimeout:        opts.ShutdownTimeout,
+		IndexTopic:             names.Index,
+		SyncTopic:              names.Sync,
+		OffsetLagMax:           fc.OffsetLagMax,
+		FastPath:               fc.FastPath,
+		Compression:            prod.Compression,
+		CompressionLevel:       prod.CompressionLevel,
+		Idempotent:             prod.Idempotent,
+		Acks:                   acks(prod.Acks),
+		PartitionFetchSize:     cons.PartitionFetchBytes,
+		FetchMaxBytes:          cons.FetchMaxBytes,
+		MaxBuffered:            maxBuffered,
+		LinkBuffer:             linkBuffer,
+		ThrottleBytesPerSecond: fc.ThrottleBytesPerSecond,
+		IndexMaxSegments:       fc.IndexMaxSegments,
+	}
+	if !opts.NoMM2Takeover {
+		cfg.TakeoverTopic = fc.OffsetStorageTopic
+	}
+	if fc.ExactlyOnce {
+		// The share gives each mirror its id (transactionalID, by the
+		// member's slot).
+		cfg.Transactions = &mirror.Transactions{Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout}
+	}
+	return cfg
 }
 
 // mirrorTopics converts the topic reconciler's topics for the data plane.
@@ -866,9 +891,3 @@ func flowNames(flows []*flow) []string {
 
 // setBufferBytes is buffer.memory as the user set it, 0 when unset: the
 // fast path then takes its default, and more over a long link.
-func setBufferBytes(s kafkaclient.Settings) int64 {
-	if !s.BufferBytesSet {
-		return 0
-	}
-	return s.BufferBytes
-}

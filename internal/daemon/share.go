@@ -549,21 +549,27 @@ func unitList(units map[coord.Unit]bool) string {
 // clients, with the topics the reconciler handed over so far.
 func (s *share) startMirror(ctx context.Context, grant coord.Grant, units map[coord.Unit]bool, wg *sync.WaitGroup) chan error {
 	r := &runningMirror{member: s.member, units: units, grant: grant, done: make(chan error, 1)}
-	cfg := s.f.mirrorCfg
-	cfg.Share = mirror.Share{Owns: r.owns, LeaseUntil: r.leaseUntil, Generation: r.generation}
+	cfg, deps := s.f.mirrorCfg, s.f.mirrorDeps
+	deps.Share = mirror.Share{Owns: r.owns, LeaseUntil: r.leaseUntil, Generation: r.generation}
 	if cfg.Transactions != nil {
 		txn := *cfg.Transactions
 		txn.ID = transactionalID(cfg.Group, grant.Slot)
 		cfg.Transactions = &txn
 	}
-	r.m = mirror.New(cfg, s.f.mirrorClients, s.d.log)
+	failed := make(chan error, 1)
+	m, err := mirror.New(cfg, deps)
+	if err != nil {
+		// build validated the same config: a bug, stopped loudly.
+		failed <- fmt.Errorf("flow %s: %w", s.f.cfg.Name(), err)
+		return failed
+	}
+	r.m = m
 	s.mu.Lock()
 	r.m.Update(slices.Collect(maps.Values(s.ready)), nil)
 	s.current = r
 	s.mu.Unlock()
 	mctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
-	failed := make(chan error, 1)
 	wg.Go(func() {
 		err := r.m.Run(mctx)
 		r.done <- err

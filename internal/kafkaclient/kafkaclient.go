@@ -65,11 +65,21 @@ type Settings struct {
 	// more over a long link).
 	BufferBytes    int64
 	BufferBytesSet bool
-	// PartitionFetchBytes and FetchMaxBytes are max.partition.fetch.bytes
-	// and fetch.max.bytes (consumer), 0 when unset.
+	// PartitionFetchBytes is max.partition.fetch.bytes (consumer), 0 when
+	// unset (the fast path then grows its asks with the link).
+	// FetchMaxBytes is fetch.max.bytes (consumer), 50 MiB when unset as in
+	// Java.
 	PartitionFetchBytes int32
 	FetchMaxBytes       int32
 }
+
+// DefaultBufferMemory is buffer.memory when the file leaves it unset (Java's
+// producer default). Settings carry it resolved; this is its one home.
+const DefaultBufferMemory = 32 << 20
+
+// DefaultFetchMaxBytes is fetch.max.bytes when the file leaves it unset
+// (Java's consumer default, and franz-go's).
+const DefaultFetchMaxBytes = 50 << 20
 
 // Mapped is the outcome of mapping one role's Java settings.
 type Mapped struct {
@@ -125,10 +135,13 @@ func mapClient(role Role, c config.Client, transactional bool) (Mapped, []Proble
 		// anyway, can get here.
 		s.Idempotent = false
 	}
+	if role == Consumer && s.FetchMaxBytes == 0 {
+		s.FetchMaxBytes = DefaultFetchMaxBytes // franz-go's default too: no option needed
+	}
 	if role == Producer && s.BufferBytes == 0 {
 		// Java's buffer.memory default: it bounds what the producer holds,
 		// and with it the fetched data the records still reference.
-		s.BufferBytes = 32 << 20
+		s.BufferBytes = DefaultBufferMemory
 		x.add(kgo.MaxBufferedBytes(int(s.BufferBytes)), kgo.MaxBufferedRecords(1<<20))
 	}
 	switch {

@@ -16,7 +16,7 @@ import (
 // computed only from the index read when the partition starts.
 func TestSharedMirrorPurgesOnlyFromTheFreshIndex(t *testing.T) {
 	m := testMirror()
-	m.cfg.Share.Owns = func(string, int32) bool { return true }
+	m.deps.Share.Owns = func(string, int32) bool { return true }
 	old := offsets.NewPartition()
 	old.AckRange(0, 0, 10)
 	tp0 := index.TP{Topic: "t", Partition: 0}

@@ -37,7 +37,7 @@ func testPartition() *partition {
 }
 
 func testMirror() *Mirror {
-	return &Mirror{log: slog.New(slog.DiscardHandler), failed: make(chan *partition, 64), topics: map[string]*topicState{}, shares: newRecordShares(0), renewWake: make(chan struct{}, 1), begin: &Beginning{}, Counters: &Counters{}}
+	return &Mirror{log: slog.New(slog.DiscardHandler), failed: make(chan *partition, 64), topics: map[string]*topicState{}, shares: newRecordShares(32 << 20), renewWake: make(chan struct{}, 1), begin: &Beginning{}, Counters: &Counters{}}
 }
 
 // send hands records at the given source offsets to the (simulated) producer.

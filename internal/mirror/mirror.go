@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -36,7 +37,6 @@ import (
 	"strait/internal/index"
 	"strait/internal/mirror/fastpath"
 	"strait/internal/mirror/flow"
-	"strait/internal/offsets"
 )
 
 // Config is what one flow's data plane needs beyond its clients.
@@ -86,14 +86,27 @@ type Config struct {
 	PartitionFetchSize int32
 	FetchMaxBytes      int32
 	// MaxBuffered bounds fetched, unacknowledged bytes on both paths
-	// (buffer.memory); 0 = unset: 32 MiB, and on the fast path 32 MiB more
-	// over a long link (forwarder.budget).
+	// (buffer.memory, resolved: Budget); never 0.
 	MaxBuffered int64
+	// LinkBuffer is what the fast path may hold beyond MaxBuffered when
+	// the source is a long link away: LongLinkBuffer while buffer.memory is
+	// unset, 0 when the user set it (Budget).
+	LinkBuffer int64
 	// IndexMaxSegments bounds each partition's offset map
-	// (strait.index.max.segments); 0 = offsets.DefaultMaxSegments.
+	// (strait.index.max.segments, resolved by the config).
 	IndexMaxSegments int
 	// ThrottleBytesPerSecond caps the flow's bandwidth; 0 = unlimited.
 	ThrottleBytesPerSecond int64
+	// Transactions turns on exactly-once mode (fastpath/txn.go); nil copies at
+	// least once.
+	Transactions *Transactions
+}
+
+// Deps are what a mirror uses and does not own: its clients, its logger,
+// and what the daemon shares between the mirrors it runs for a flow.
+type Deps struct {
+	Clients Clients
+	Log     *slog.Logger
 	// Latency, when set, gives the observer of a source partition's
 	// replication latency in seconds (a histogram), called once per record
 	// acknowledged.
@@ -103,9 +116,6 @@ type Config struct {
 	// Share is this node's part of the flow when several nodes share it
 	// (package coord); the zero value copies every partition alone.
 	Share Share
-	// Transactions turns on exactly-once mode (fastpath/txn.go); nil copies at
-	// least once.
-	Transactions *Transactions
 	// Beginning is where the flow began, shared by every mirror the
 	// daemon runs for it, which records the control plane's first listing
 	// in it; nil: the mirror's first topic set is the flow's beginning.
@@ -113,6 +123,38 @@ type Config struct {
 	// Counters are the flow's counts on this node, shared by every mirror
 	// the daemon runs for it; nil: the mirror's own.
 	Counters *Counters
+}
+
+// Validate says what is wrong with a Config the daemon built: every
+// default is resolved before a mirror is made (daemon.mirrorConfig), and a
+// zero here is a bug upstream, not a value to repair.
+func (c Config) Validate() error {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Flow", c.Flow != ""},
+		{"Source", c.Source != ""},
+		{"Group", c.Group != ""},
+		{"IndexTopic", c.IndexTopic != ""},
+		{"FlushInterval", c.FlushInterval > 0},
+		{"ShutdownTimeout", c.ShutdownTimeout > 0},
+		{"MaxBuffered", c.MaxBuffered > 0},
+		{"LinkBuffer", c.LinkBuffer >= 0},
+		{"IndexMaxSegments", c.IndexMaxSegments > 0},
+		{"FetchMaxBytes", c.FetchMaxBytes > 0},
+		{"PartitionFetchSize", c.PartitionFetchSize >= 0},
+		{"AutoOffsetReset", c.AutoOffsetReset == "earliest" || c.AutoOffsetReset == "latest" || c.AutoOffsetReset == "none"},
+	} {
+		if !f.ok {
+			bad = append(bad, f.name)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("mirror config of flow %q: %s unset or out of range (resolve defaults before mirror.New)", c.Flow, strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // Counters are what a flow's data plane counted on this node: records and
@@ -206,6 +248,7 @@ type Mirror struct {
 	src    *kgo.Client // consumer, direct partition assignment
 	dst    *kgo.Client // idempotent producer, manual partitioner
 	cl     Clients
+	deps   Deps // Provenance, Share, Latency: the daemon's, shared by its mirrors
 	srcAdm *kadm.Client
 	dstAdm *kadm.Client
 	log    *slog.Logger
@@ -262,17 +305,13 @@ type Mirror struct {
 	abandoned bool
 }
 
-// New returns a Mirror; it starts nothing.
-func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
-	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = time.Second
+// New returns a Mirror; it starts nothing. A Config that does not
+// Validate is refused.
+func New(cfg Config, deps Deps) (*Mirror, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = 30 * time.Second
-	}
-	if cfg.IndexMaxSegments <= 0 {
-		cfg.IndexMaxSegments = offsets.DefaultMaxSegments
-	}
+	cl, log := deps.Clients, deps.Log
 	m := &Mirror{
 		cfg:       cfg,
 		src:       cl.Source,
@@ -287,8 +326,9 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 		topics:    make(map[string]*topicState),
 		throttle:  flow.NewThrottle(cfg.ThrottleBytesPerSecond),
 		shares:    newRecordShares(cfg.MaxBuffered),
-		begin:     cfg.Beginning,
-		Counters:  cfg.Counters,
+		deps:      deps,
+		begin:     deps.Beginning,
+		Counters:  deps.Counters,
 	}
 	if m.Counters == nil {
 		m.Counters = &Counters{}
@@ -298,7 +338,7 @@ func New(cfg Config, cl Clients, log *slog.Logger) *Mirror {
 	} else {
 		m.sharedBeginning = true
 	}
-	return m
+	return m, nil
 }
 
 // newForwarder makes the fast path of one attempt, nil when it is off.
@@ -309,7 +349,7 @@ func (m *Mirror) newForwarder() *fastpath.Forwarder {
 	return fastpath.New(m.forwardConfig(), fastpath.Deps{
 		Source: m.src, Target: m.dst, NewTarget: m.cl.NewTarget, NewSource: m.cl.NewSource, Throttle: m.throttle, Totals: &m.totals,
 		ToRecordPath: m.leaveFastPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
-		Provenance: m.cfg.Provenance, Share: m.cfg.Share, CommitTxn: m.commitTxn,
+		Provenance: m.deps.Provenance, Share: m.deps.Share, CommitTxn: m.commitTxn,
 	})
 }
 
@@ -328,6 +368,7 @@ func (m *Mirror) forwardConfig() fastpath.Config {
 		PartitionFetchSize: m.cfg.PartitionFetchSize,
 		FetchMaxBytes:      m.cfg.FetchMaxBytes,
 		MaxBuffered:        m.cfg.MaxBuffered,
+		LinkBuffer:         m.cfg.LinkBuffer,
 		Txn:                m.cfg.Transactions,
 		IndexTopic:         m.cfg.IndexTopic,
 	}
@@ -362,11 +403,8 @@ func SourceOpts(readCommitted bool, fetchMaxBytes int32) []kgo.Opt {
 }
 
 // TargetOpts are the options the target producer needs; they apply after
-// the user's settings. bufferBytes is buffer.memory (0 unset).
+// the user's settings. bufferBytes is buffer.memory, resolved (Budget).
 func TargetOpts(bufferBytes int64) []kgo.Opt {
-	if bufferBytes <= 0 {
-		bufferBytes = 32 << 20
-	}
 	return []kgo.Opt{
 		// The record path keeps buffer.memory itself, per target broker
 		// (recordShares): franz-go's own limit only backs it up, above

@@ -278,7 +278,7 @@ func (m *Mirror) commitTxn(ctx context.Context, p fastpath.Producer, open, index
 	}
 	if len(c.moved) > 0 {
 		generation, member := int32(-1), ""
-		if gen := m.cfg.Share.Generation; gen != nil {
+		if gen := m.deps.Share.Generation; gen != nil {
 			var ok bool
 			if generation, member, ok = gen(); !ok {
 				return indexSeq, errNotMember
@@ -376,15 +376,15 @@ var errLeaseLapsedCommit = errors.New("this node's lease in the flow's group lap
 // writes nothing of it once it resumes; errNotMember or errLeaseLapsedCommit
 // when the node may not commit now.
 func (m *Mirror) commitContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	if gen := m.cfg.Share.Generation; gen != nil {
+	if gen := m.deps.Share.Generation; gen != nil {
 		if _, _, ok := gen(); !ok {
 			return nil, nil, errNotMember
 		}
 	}
-	if m.cfg.Share.LeaseUntil == nil {
+	if m.deps.Share.LeaseUntil == nil {
 		return ctx, func() {}, nil
 	}
-	until := m.cfg.Share.LeaseUntil()
+	until := m.deps.Share.LeaseUntil()
 	if !time.Now().Before(until) {
 		return nil, nil, errLeaseLapsedCommit
 	}
@@ -397,7 +397,7 @@ func (m *Mirror) commitContext(ctx context.Context) (context.Context, context.Ca
 // the broker refuses a fenced node's commit, else as a group without
 // members (kadm's generation -1).
 func (m *Mirror) commitOffsets(ctx context.Context, offs kadm.Offsets) (kadm.OffsetResponses, error) {
-	gen := m.cfg.Share.Generation
+	gen := m.deps.Share.Generation
 	if gen == nil {
 		return m.dstAdm.CommitOffsets(ctx, m.cfg.Group, offs)
 	}

@@ -13,7 +13,7 @@ import (
 // let an active-active pair loop. It returns when registered, or when ctx
 // ends (the flow is stopping and hands the producer nothing).
 func (m *Mirror) registerRecordProducer(ctx context.Context) {
-	reg := m.cfg.Provenance.Register
+	reg := m.deps.Provenance.Register
 	if reg == nil {
 		return
 	}
@@ -53,7 +53,7 @@ func (m *Mirror) untilDone(ctx context.Context, what string, maxWait time.Durati
 // before the registration lands may be copied back once by the reverse
 // flow: the warning says so.
 func (m *Mirror) checkRecordProducer(pid int64) {
-	if m.cfg.Provenance.Register == nil || pid < 0 {
+	if m.deps.Provenance.Register == nil || pid < 0 {
 		return
 	}
 	if old := m.recordPID.Load(); old == pid || !m.recordPID.CompareAndSwap(old, pid) {
@@ -83,7 +83,7 @@ func (m *Mirror) registerRenewed(ctx context.Context) {
 		m.renewed = nil
 		m.renewMu.Unlock()
 		for _, pid := range pids {
-			if err := m.cfg.Provenance.Register(ctx, pid); err != nil && ctx.Err() == nil {
+			if err := m.deps.Provenance.Register(ctx, pid); err != nil && ctx.Err() == nil {
 				m.log.Error("registering the record path's new producer id failed: the reverse flow may copy its records back", "producer_id", pid, "err", err)
 			}
 		}
@@ -97,7 +97,7 @@ func (m *Mirror) notCopied(r *kgo.Record) bool {
 	if r.Attrs.IsControl() {
 		return true
 	}
-	ret := m.cfg.Provenance.Returned
+	ret := m.deps.Provenance.Returned
 	return ret != nil && ret.Returned(r.ProducerID)
 }
 
@@ -106,7 +106,7 @@ func (m *Mirror) notCopied(r *kgo.Record) bool {
 // the records come from, so a failure is retried until ctx ends: no record
 // may go on undecided.
 func (m *Mirror) resolveReturned(ctx context.Context, recs []*kgo.Record) error {
-	ret := m.cfg.Provenance.Returned
+	ret := m.deps.Provenance.Returned
 	if ret == nil {
 		return nil
 	}

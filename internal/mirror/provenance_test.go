@@ -28,7 +28,7 @@ func (r *fakeReturned) Returned(pid int64) bool { return r.resolved[pid] && r.ou
 // transaction markers: they are not produced and progress moves past them.
 func TestRecordPathSkipsRecordsTheReverseFlowWrote(t *testing.T) {
 	m := testMirror()
-	m.cfg.Provenance.Returned = &fakeReturned{ours: map[int64]bool{42: true}, resolved: map[int64]bool{42: true, 7: true}}
+	m.deps.Provenance.Returned = &fakeReturned{ours: map[int64]bool{42: true}, resolved: map[int64]bool{42: true, 7: true}}
 	p := testPartition()
 	var recs []*kgo.Record
 	for off, pid := range []int64{7, 42, 42, 7} {
@@ -51,7 +51,7 @@ func TestRecordPathSkipsRecordsTheReverseFlowWrote(t *testing.T) {
 func TestRenewedProducerIDRegisteredByAnOwnedGoroutine(t *testing.T) {
 	m := testMirror()
 	registered := make(chan int64, 1)
-	m.cfg.Provenance.Register = func(ctx context.Context, pid int64) error {
+	m.deps.Provenance.Register = func(ctx context.Context, pid int64) error {
 		registered <- pid
 		<-ctx.Done() // a target that does not answer
 		return ctx.Err()

@@ -143,7 +143,7 @@ func (rp *recordPoll) feed(p *partition) {
 		rp.drop(p)
 		return
 	}
-	if !m.cfg.Share.Leased() {
+	if !m.deps.Share.Leased() {
 		// Not a sure member of the flow's group now: write nothing, keep
 		// the backlog, and look again soon (poll).
 		rp.leaseWait = true

@@ -3,7 +3,6 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +43,7 @@ func newRecordPathFixture(t *testing.T, bufferMemory int64, dstOpts ...kgo.Opt) 
 
 	consumer := newClient(t, a, SourceOpts(false, 0)...)
 	dst := newClient(t, b, append(TargetOpts(bufferMemory), dstOpts...)...)
-	m := New(Config{Flow: "A->B", MaxBuffered: bufferMemory}, Clients{Source: consumer, Target: dst}, slog.New(slog.DiscardHandler))
+	m := newTestMirror(t, Config{Flow: "A->B", MaxBuffered: bufferMemory}, Deps{Clients: Clients{Source: consumer, Target: dst}})
 
 	produceCtx, cancelProduce := context.WithCancel(context.Background())
 	t.Cleanup(cancelProduce)

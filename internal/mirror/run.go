@@ -166,7 +166,7 @@ func (m *Mirror) attempt(ctx context.Context) error {
 	wg.Go(func() { m.applyUpdates(ctx, produceCtx) })
 	wg.Go(func() { m.commitLoop(ctx) })
 	wg.Go(func() { m.refreshEnds(ctx) })
-	if m.cfg.Provenance.Register != nil {
+	if m.deps.Provenance.Register != nil {
 		wg.Go(func() { m.registerRenewed(ctx) })
 	}
 	if m.fwd != nil {
@@ -263,7 +263,7 @@ func (m *Mirror) transactionalProducer(ctx context.Context) (int64, int16, error
 	backoff := fastpath.PIDBackoffMin
 	id := m.cfg.Transactions.ID
 	for {
-		pid, epoch, err := fastpath.NewProducerID(ctx, m.dst, m.cfg.Transactions, m.cfg.Provenance.Register)
+		pid, epoch, err := fastpath.NewProducerID(ctx, m.dst, m.cfg.Transactions, m.deps.Provenance.Register)
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return pid, epoch, nil

@@ -66,7 +66,7 @@ func TestCommitCarriesTheGeneration(t *testing.T) {
 		{"not a member", 0, "", false, errNotMember},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m.cfg.Share.Generation = func() (int32, string, bool) { return c.generation, c.member, c.ok }
+			m.deps.Share.Generation = func() (int32, string, bool) { return c.generation, c.member, c.ok }
 			resps, err := m.commitOffsets(t.Context(), offs)
 			if err == nil {
 				r, _ := resps.Lookup("A.t", 0)
@@ -109,7 +109,7 @@ func TestCommitWritesNoIndexWithoutTheMembership(t *testing.T) {
 			m := testMirror()
 			m.cl = Clients{Meta: cl}
 			m.dstAdm = kadm.NewClient(cl)
-			m.cfg.Group, m.cfg.IndexTopic, m.cfg.Share = "strait-A", "strait-index.A.internal", tc.share
+			m.cfg.Group, m.cfg.IndexTopic, m.deps.Share = "strait-A", "strait-index.A.internal", tc.share
 			p := testPartition()
 			p.owned = true
 			m.topics["t"] = p.topic
@@ -141,7 +141,7 @@ func TestCommitWritesNoIndexWithoutTheMembership(t *testing.T) {
 func TestAnIdleTransactionNeedsNoLease(t *testing.T) {
 	m := testMirror()
 	m.lastPrune = time.Now()
-	m.cfg.Share = Share{
+	m.deps.Share = Share{
 		Generation: func() (int32, string, bool) { return 3, "m", true },
 		LeaseUntil: func() time.Time { return time.Now().Add(-time.Second) },
 	}

@@ -34,9 +34,6 @@ type recordShares struct {
 }
 
 func newRecordShares(limit int64) *recordShares {
-	if limit <= 0 {
-		limit = 32 << 20
-	}
 	return &recordShares{limit: limit, used: map[int32]int64{}}
 }
 

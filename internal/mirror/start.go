@@ -69,7 +69,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 		}
 	}
-	if m.cfg.Share.Owns != nil {
+	if m.deps.Share.Owns != nil {
 		// Partitions of known topics the node's share gained (Adopt).
 		for _, ts := range m.topics {
 			for _, p := range ts.parts {
@@ -81,7 +81,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	}
 	// Partitions whose start waited for a listing of the source.
 	for _, p := range m.startLater {
-		if p.owned && !p.removed.Load() && m.cfg.Share.Holds(p.topic.Source, p.num) {
+		if p.owned && !p.removed.Load() && m.deps.Share.Holds(p.topic.Source, p.num) {
 			added = append(added, p)
 		}
 	}
@@ -115,7 +115,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	if len(added) == 0 {
 		return
 	}
-	if m.cfg.Share.Owns != nil {
+	if m.deps.Share.Owns != nil {
 		// Progress and index read again once the partitions are this
 		// node's: what the attempt read when it began may predate their
 		// previous owner's final commit, also for its first topic set (a
@@ -472,14 +472,14 @@ func (m *Mirror) startOffset(p *partition, stored map[string]map[int32]storedOff
 // compaction does not keep them forever. The caller holds m.mu.
 func (m *Mirror) own(p *partition) bool {
 	ts := p.topic
-	if !m.cfg.Share.Holds(ts.Source, p.num) {
+	if !m.deps.Share.Holds(ts.Source, p.num) {
 		return false // another node's: kept only so parts stays indexed by number
 	}
 	p.owned = true
-	if m.cfg.Latency != nil {
-		p.timing.observe = m.cfg.Latency(ts.Source, p.num)
+	if m.deps.Latency != nil {
+		p.timing.observe = m.deps.Latency(ts.Source, p.num)
 	}
-	if m.cfg.Share.Owns == nil {
+	if m.deps.Share.Owns == nil {
 		// A shared mirror reads the index again before the partition
 		// starts (refreshShared), and purges from that read only: the
 		// previous owner may have written segments since.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,16 +78,18 @@ func TestAPassingListingErrorDelaysTheStart(t *testing.T) {
 				IndexTopic: indexTopic, FastPath: true, Idempotent: true, Acks: -1,
 			}
 			dstOpts := []kgo.Opt(nil)
+			var deps Deps
 			if mode.shared {
-				cfg.Share = Share{Owns: func(string, int32) bool { return true }}
+				deps.Share = Share{Owns: func(string, int32) bool { return true }}
 			}
 			if mode.eos {
 				cfg.ReadCommitted = true
 				cfg.Transactions = &Transactions{ID: "strait-A-0", Interval: 100 * time.Millisecond, Timeout: 10 * time.Second}
 				dstOpts = TransactionOpts()
 			}
-			m := New(cfg, Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
-				IndexReader: newClient(t, b, tail.ClientOpts()...), SyncWriter: newClient(t, b)}, slog.New(slog.DiscardHandler))
+			deps.Clients = Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
+				IndexReader: newClient(t, b, tail.ClientOpts()...), SyncWriter: newClient(t, b)}
+			m := newTestMirror(t, cfg, deps)
 			copyHalf(t, m)
 			if refused.Load() <= 3 {
 				t.Fatalf("the source refused %d listings, the test needs 3", refused.Load())
@@ -137,7 +138,6 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 				Flow: "A->B", Source: "A", Group: "strait-A", FlushInterval: 100 * time.Millisecond,
 				AutoOffsetReset: "earliest", ShutdownTimeout: 5 * time.Second,
 				IndexTopic: indexTopic, TakeoverTopic: takeoverTopic, FastPath: true, Idempotent: true, Acks: -1,
-				Share: Share{Owns: func(string, int32) bool { return true }},
 			}
 			// One retry, so that the client gives the dropped connections
 			// back to the mirror rather than outlasting them itself.
@@ -147,9 +147,11 @@ func TestATargetOutageAtTheStartDelaysIt(t *testing.T) {
 				cfg.Transactions = &Transactions{ID: "strait-A-0", Interval: 100 * time.Millisecond, Timeout: 10 * time.Second}
 				dstOpts = append(dstOpts, TransactionOpts()...)
 			}
-			m := New(cfg, Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
-				IndexReader: newClient(t, b, append(tail.ClientOpts(), kgo.RequestRetries(1))...), SyncWriter: newClient(t, b)},
-				slog.New(slog.DiscardHandler))
+			m := newTestMirror(t, cfg, Deps{
+				Clients: Clients{Source: newClient(t, a), Target: newClient(t, b, dstOpts...), Meta: newClient(t, b),
+					IndexReader: newClient(t, b, append(tail.ClientOpts(), kgo.RequestRetries(1))...), SyncWriter: newClient(t, b)},
+				Share: Share{Owns: func(string, int32) bool { return true }},
+			})
 			copyHalf(t, m)
 			if dropped.Load() < 2 {
 				t.Fatalf("the target dropped %d connections, the test needs 2", dropped.Load())

@@ -6,7 +6,6 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,14 +60,15 @@ func TestAdoptedWhileAnAttemptStartsReadsFreshProgress(t *testing.T) {
 	})
 
 	dst := newClient(t, b, TransactionOpts()...)
-	m := New(Config{
+	m := newTestMirror(t, Config{
 		Flow: "A->B", Source: "A", Group: group, FlushInterval: 100 * time.Millisecond,
 		AutoOffsetReset: "earliest", ReadCommitted: true, ShutdownTimeout: 5 * time.Second,
 		IndexTopic: indexTopic, FastPath: true, Idempotent: true, Acks: -1,
 		Transactions: &Transactions{ID: "strait-A-node", Interval: 100 * time.Millisecond, Timeout: 10 * time.Second},
-		Share:        Share{Owns: func(string, int32) bool { return owned.Load() }},
-	}, Clients{Source: newClient(t, a), Target: dst, Meta: newClient(t, b), IndexReader: newClient(t, b, tail.ClientOpts()...), SyncWriter: newClient(t, b)},
-		slog.New(slog.DiscardHandler))
+	}, Deps{
+		Clients: Clients{Source: newClient(t, a), Target: dst, Meta: newClient(t, b), IndexReader: newClient(t, b, tail.ClientOpts()...), SyncWriter: newClient(t, b)},
+		Share:   Share{Owns: func(string, int32) bool { return owned.Load() }},
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()

@@ -40,7 +40,7 @@ func TestPartitionFetchesAgainWithOneAskQueued(t *testing.T) {
 // behind, up to a quarter of buffer.memory, and falls back to the first
 // ask once the partition caught up: a long poll reserves all it asks.
 func TestAskFollowsTheLinkAndResetsWhenCaughtUp(t *testing.T) {
-	f := New(Config{Codec: -1}, Deps{Log: testFlow().log})
+	f := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1}, Deps{Log: testFlow().log})
 	fp := NewPart(testPartition(), 0)
 	const mib = 1 << 20
 	if f.askOf(fp) != mib || f.cfg.MaxAsk != 8*mib {
@@ -74,7 +74,7 @@ func TestFullResponseRaisesTheAsk(t *testing.T) {
 
 // A max.partition.fetch.bytes the user set is every ask.
 func TestAskSetByTheUserNeverGrows(t *testing.T) {
-	f := New(Config{Codec: -1, PartitionFetchSize: 600}, Deps{Log: testFlow().log})
+	f := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1, PartitionFetchSize: 600}, Deps{Log: testFlow().log})
 	fp := NewPart(testPartition(), 0)
 	f.grow(fp, 600, 10, 100)
 	if f.askOf(fp) != 600 {
@@ -87,7 +87,7 @@ func TestAskSetByTheUserNeverGrows(t *testing.T) {
 // each would take every connection and hold buffer.memory for crumbs.
 func TestConcurrentFetchNeedsABigAsk(t *testing.T) {
 	m := testFlow()
-	f := New(Config{Codec: -1, MaxBuffered: 64 << 20}, Deps{Totals: &m.totals, Log: m.log})
+	f := New(Config{FetchMaxBytes: 50 << 20, Codec: -1, MaxBuffered: 64 << 20}, Deps{Totals: &m.totals, Log: m.log})
 	keys := fastPartitions(f, 5)
 	if _, parts, _, _ := f.fetchRequest(keys[:3], time.Now(), fetchSlots{inFlight: true}); len(parts) != 0 {
 		t.Fatalf("a concurrent fetch of 3 partitions asking 6 MiB went out; want none under %d", f.concurrentFetchMin())
@@ -141,7 +141,7 @@ func TestHugeAskStillFetches(t *testing.T) {
 // rounds.
 func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
 	m := testFlow()
-	f := New(Config{Codec: -1}, Deps{Totals: &m.totals, Log: m.log}) // buffer.memory 32 MiB
+	f := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1}, Deps{Totals: &m.totals, Log: m.log}) // buffer.memory 32 MiB
 	keys := fastPartitions(f, 10)
 	const mib = 1 << 20
 	for _, key := range keys[:8] { // behind, each asking 2 MiB: room 4 MiB
@@ -180,7 +180,7 @@ func TestPartitionsBehindSpreadOverFetches(t *testing.T) {
 // set is the budget, whatever the link.
 func TestLongLinkRaisesTheBudget(t *testing.T) {
 	const mib = 1 << 20
-	f := New(Config{Codec: -1}, Deps{Log: testFlow().log})
+	f := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1}, Deps{Log: testFlow().log})
 	if f.budget() != 32*mib {
 		t.Fatalf("budget %d before the source answered, want buffer.memory's default, 32 MiB", f.budget())
 	}
@@ -194,7 +194,7 @@ func TestLongLinkRaisesTheBudget(t *testing.T) {
 		t.Fatalf("budget %d once the source answered in 1 ms, want 32 MiB", f.budget())
 	}
 
-	set := New(Config{Codec: -1, MaxBuffered: 48 * mib}, Deps{Log: testFlow().log})
+	set := New(Config{FetchMaxBytes: 50 << 20, Codec: -1, MaxBuffered: 48 * mib}, Deps{Log: testFlow().log})
 	set.sourceAnswered(150 * time.Millisecond)
 	if set.budget() != 48*mib {
 		t.Fatalf("budget %d with buffer.memory set to 48 MiB over a long link, want 48 MiB", set.budget())
@@ -210,7 +210,7 @@ func TestLongLinkRaisesTheBudget(t *testing.T) {
 func TestBehindSpreadEvenlyOverIdleConnections(t *testing.T) {
 	m := testFlow()
 	const mib = 1 << 20
-	f := New(Config{Codec: -1, PartitionFetchSize: 4 * mib}, Deps{Totals: &m.totals, Log: m.log})
+	f := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1, PartitionFetchSize: 4 * mib}, Deps{Totals: &m.totals, Log: m.log})
 	f.sourceAnswered(150 * time.Millisecond) // a long link: budget 64 MiB, 16 MiB behind per fetch
 	keys := fastPartitions(f, 8)
 	for _, key := range keys {

@@ -3,6 +3,7 @@ package fastpath
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -215,9 +216,9 @@ type Forwarder struct {
 }
 
 func New(cfg Config, deps Deps) *Forwarder {
-	if cfg.MaxBuffered <= 0 {
-		cfg.MaxBuffered = 32 << 20
-		cfg.LinkBuffer = LongLinkBuffer
+	if cfg.MaxBuffered <= 0 || cfg.FetchMaxBytes <= 0 {
+		// The mirror resolves and validates both (mirror.Config.Validate).
+		panic(fmt.Sprintf("fastpath.New: MaxBuffered %d and FetchMaxBytes %d must be positive", cfg.MaxBuffered, cfg.FetchMaxBytes))
 	}
 	if cfg.PartitionFetchSize <= 0 {
 		// Unset: start at Kafka's default and let the ask follow the link
@@ -227,9 +228,6 @@ func New(cfg Config, deps Deps) *Forwarder {
 	}
 	// A max.partition.fetch.bytes the user set is every ask.
 	cfg.MaxAsk = max(cfg.MaxAsk, cfg.PartitionFetchSize)
-	if cfg.FetchMaxBytes <= 0 {
-		cfg.FetchMaxBytes = 50 << 20
-	}
 	f := &Forwarder{
 		cfg: cfg, deps: deps, src: deps.Source, dst: deps.Target, log: deps.Log,
 		inbox:      make(chan []*Part, 16),

@@ -96,7 +96,7 @@ func fastPartitions(f *Forwarder, n int32) []tp {
 }
 
 func testForwarder(m *flowFixture) *Forwarder {
-	return New(Config{Codec: -1, ReadCommitted: true, Idempotent: true, Acks: -1}, Deps{
+	return New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: -1, ReadCommitted: true, Idempotent: true, Acks: -1}, Deps{
 		Totals: &m.totals, ToRecordPath: func(Ledger, int64, string) {}, Log: m.log,
 	})
 }
@@ -290,7 +290,7 @@ func TestNewTopicIDInMetadataStops(t *testing.T) {
 // broker's share of buffer.memory, so the others keep fetching.
 func TestDeadTargetBrokerKeepsItsShare(t *testing.T) {
 	m := testFlow()
-	f := New(Config{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 1000}, Deps{Totals: &m.totals, Log: m.log})
+	f := New(Config{FetchMaxBytes: 50 << 20, Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 1000}, Deps{Totals: &m.totals, Log: m.log})
 	f.dstMeta["A.t"] = topicMeta{leaders: []int32{1, 2}}
 	stuck, healthy := testPartition(), testPartition()
 	healthy.num = 1
@@ -415,7 +415,7 @@ func TestFetchAfterRetryBackoff(t *testing.T) {
 // long polls: at 512 partitions the last records took minutes.)
 func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 	m := testFlow()
-	f := New(Config{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, Deps{Totals: &m.totals, Log: m.log})
+	f := New(Config{FetchMaxBytes: 50 << 20, Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, Deps{Totals: &m.totals, Log: m.log})
 	keys := fastPartitions(f, 3)
 	req, parts, _, rooms := f.fetchRequest(keys, time.Now(), fetchSlots{})
 	if len(parts) != 3 || len(req.Topics[0].Partitions) != 3 {
@@ -438,7 +438,7 @@ func TestFetchListsEveryPartitionWithItsRoom(t *testing.T) {
 // whole buffer and the healthy broker's partitions never fetched.)
 func TestFetchWaitsForTargetLeader(t *testing.T) {
 	m := testFlow()
-	f := New(Config{Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, Deps{Totals: &m.totals, Log: m.log})
+	f := New(Config{FetchMaxBytes: 50 << 20, Codec: -1, MaxBuffered: 1000, PartitionFetchSize: 600}, Deps{Totals: &m.totals, Log: m.log})
 	f.srcMeta["t"] = topicMeta{leaders: []int32{1, 1}}
 	keys := []tp{{"t", 0}, {"t", 1}}
 	for _, key := range keys {

@@ -57,7 +57,7 @@ func TestRecodeAtLevel(t *testing.T) {
 // checks that the mirror sets it) and prepareResponse recodes a fetched
 // batch at it.
 func TestFastPathCompressionLevel(t *testing.T) {
-	if got := New(Config{Codec: batch.Gzip, Level: 9}, Deps{}).cfg.compression(); got != (batch.Compression{Codec: batch.Gzip, Level: 9}) {
+	if got := New(Config{MaxBuffered: 32 << 20, LinkBuffer: LongLinkBuffer, FetchMaxBytes: 50 << 20, Codec: batch.Gzip, Level: 9}, Deps{}).cfg.compression(); got != (batch.Compression{Codec: batch.Gzip, Level: 9}) {
 		t.Fatalf("the fast path compresses with %s, want gzip level 9", got)
 	}
 	src := encodeBatch(0, 3000, 0, 3, nil)
