@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -43,4 +44,15 @@ func FakeClient(t testing.TB, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// ProduceN writes n records with values "0".."n-1" to topic, one at a time,
+// failing the test on the first error.
+func ProduceN(t testing.TB, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	for i := range n {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

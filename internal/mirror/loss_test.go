@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"testing"
 
@@ -20,14 +19,8 @@ func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	return kafkatest.FakeClient(t, c, opts...)
 }
 
-func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
-	t.Helper()
-	for i := 0; i < n; i++ {
-		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// produceN is kafkatest.ProduceN.
+func produceN(t *testing.T, cl *kgo.Client, topic string, n int) { kafkatest.ProduceN(t, cl, topic, n) }
 
 func testPartition() *partition {
 	ts := &topicState{Topic: Topic{Source: "t", Remote: "A.t", Partitions: 1}}

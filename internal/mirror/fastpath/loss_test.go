@@ -26,14 +26,8 @@ func newClient(t *testing.T, c *kfake.Cluster, opts ...kgo.Opt) *kgo.Client {
 	return kafkatest.FakeClient(t, c, opts...)
 }
 
-func produceN(t *testing.T, cl *kgo.Client, topic string, n int) {
-	t.Helper()
-	for i := 0; i < n; i++ {
-		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// produceN is kafkatest.ProduceN.
+func produceN(t *testing.T, cl *kgo.Client, topic string, n int) { kafkatest.ProduceN(t, cl, topic, n) }
 
 // encodeBatch builds a v2 batch with n records from base.
 func encodeBatch(base int64, n int, attrs int16, pid int64, key []byte) []byte {
