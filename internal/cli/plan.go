@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,14 @@ import (
 // ExitPending, for GitOps pipelines.
 var errPending = errors.New("changes are pending")
 
+// writePlanJSON prints the plan as check --plan --json does.
+func writePlanJSON(w io.Writer, changes []daemon.FlowChanges) error {
+	return printJSON(w, struct {
+		Pending bool                 `json:"pending"`
+		Flows   []daemon.FlowChanges `json:"flows"`
+	}{pending(changes), changes})
+}
+
 // checkPlan prints what every flow's control plane would change on its
 // target, as text or JSON, and changes nothing. It returns errPending when
 // something would change.
@@ -29,12 +36,7 @@ func checkPlan(ctx context.Context, w io.Writer, cfg *config.Config, plan *kafka
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Pending bool                 `json:"pending"`
-			Flows   []daemon.FlowChanges `json:"flows"`
-		}{pending(changes), changes}); err != nil {
+		if err := writePlanJSON(w, changes); err != nil {
 			return err
 		}
 	} else {

@@ -53,3 +53,15 @@ func TestRenderPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanJSONKeepsArrows: check --plan --json writes flow names as they
+// are ("A->B"), not with '>' escaped for HTML.
+func TestPlanJSONKeepsArrows(t *testing.T) {
+	var out bytes.Buffer
+	if err := writePlanJSON(&out, []daemon.FlowChanges{{Flow: "A->B"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`"flow": "A->B"`)) {
+		t.Fatalf("the plan's JSON escapes the flow name:\n%s", out.String())
+	}
+}
