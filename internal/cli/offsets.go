@@ -141,7 +141,7 @@ func writeResetCSV(w io.Writer, ts []checkpoint.Translation) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("no CSV: %d partitions have no exact translation (%s); wait until the flow copied them, or reset those by hand", len(bad), strings.Join(bad, "; "))
+		return fmt.Errorf("no CSV: %s without an exact translation (%s); wait until the flow copied them, or reset those by hand", plural(len(bad), "partition"), strings.Join(bad, "; "))
 	}
 	for _, t := range ts {
 		fmt.Fprintf(w, "%s,%d,%d\n", t.RemoteTopic, t.Partition, t.Downstream)

@@ -63,7 +63,7 @@ func renderPlan(w io.Writer, changes []daemon.FlowChanges) {
 		add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 		t := c.Topics
 		for _, ct := range t.Create {
-			add("+ create topic %s (from %s, %d partitions)%s", ct.Remote, ct.Source, ct.Partitions, configList(ct.Configs))
+			add("+ create topic %s (from %s, %s)%s", ct.Remote, ct.Source, plural(int(ct.Partitions), "partition"), configList(ct.Configs))
 		}
 		for _, g := range t.Grow {
 			add("~ grow %s: %d -> %d partitions", g.Remote, g.From, g.To)

@@ -154,7 +154,7 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 			if s.Control {
 				duty = ", holds the control duty"
 			}
-			fmt.Fprintf(w, "  shared      node %s, group %s generation %d slot %d (%s): owns %d partitions%s\n", s.Node, s.Group, s.Generation, s.Slot, s.State, len(s.Units), duty)
+			fmt.Fprintf(w, "  shared      node %s, group %s generation %d slot %d (%s): owns %s%s\n", s.Node, s.Group, s.Generation, s.Slot, s.State, plural(len(s.Units), "partition"), duty)
 			if s.Error != "" {
 				fmt.Fprintf(w, "  ! group: %s\n", s.Error)
 			}
@@ -162,7 +162,11 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 		if x := f.Transactions; x != nil {
 			fmt.Fprintf(w, "  exactly-once transactional id %s: %d transactions committed, %d aborted and copied again\n", x.ID, x.Committed, x.Aborted)
 		}
-		if f.CheckpointAge != nil {
+		switch {
+		case f.CheckpointAge != nil && f.CheckpointsEmitted == 0:
+			// The checkpointer ran, with no group to checkpoint yet.
+			fmt.Fprintf(w, "  checkpoints none written yet (checked %s ago)\n", secondsText(*f.CheckpointAge))
+		case f.CheckpointAge != nil:
 			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)
 		}
 		for _, p := range f.Problems {
@@ -186,6 +190,14 @@ func progressBar(f float64, width int) string {
 	n := int(f*float64(width) + 0.5)
 	n = min(max(n, 0), width)
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+// plural is n and word, with an s unless n is 1: "1 partition", "3 partitions".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // countText is a count with a k, M or G suffix from 10,000 on.

@@ -40,3 +40,22 @@ Stopped partitions:
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestRenderStatusBeforeTheFirstCheckpoint: a checkpointer that ran but
+// wrote nothing (no group to checkpoint yet) is not shown as a checkpoint
+// made seconds ago beside "0 written"; a node owning one partition says
+// "1 partition".
+func TestRenderStatusBeforeTheFirstCheckpoint(t *testing.T) {
+	age := 1.7
+	var b strings.Builder
+	renderStatus(&b, api.FlowsView{Flows: []api.FlowView{{
+		Name: "A->B", State: "running", Partitions: 1, FastPath: 1, CheckpointAge: &age,
+		Share: &coord.Status{Group: "strait-A", Node: "n", Generation: 1, State: coord.StateStable, Units: []coord.Unit{{Topic: "orders"}}},
+	}}}, api.PartitionsView{})
+	got := b.String()
+	for _, want := range []string{"  checkpoints none written yet (checked 1.7 s ago)\n", "owns 1 partition\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
