@@ -78,6 +78,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// --version prints what `strait version` prints.
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.AddCommand(
 		newRunCmd(stderr),
 		newCheckCmd(stdout),
@@ -129,13 +132,18 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return nil, usageError{fmt.Errorf("--log-format %q: use text or json", l.format)}
 }
 
+// versionLine is the version, the commit and the Go toolchain and platform.
+func versionLine() string {
+	return fmt.Sprintf("strait %s (commit %s, %s, %s/%s)", Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version and the commit it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(stdout, "strait %s (commit %s, %s, %s/%s)\n", Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(stdout, versionLine())
 			return nil
 		},
 	}
