@@ -113,12 +113,7 @@ func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, plan *k
 			}
 			seen[s.alias] = true
 			bootstrap := strings.Join(cfg.Cluster[s.alias].BootstrapServers, ",")
-			cl, err := s.client.New(kafkaclient.Identity{Flow: fp.Flow.Name(), Role: "check"}, slog.New(slog.DiscardHandler))
-			if err == nil {
-				err = kafkaclient.Ping(ctx, cl, s.alias, bootstrap, timeout)
-				cl.Close()
-			}
-			if err != nil {
+			if err := ping(ctx, cfg, fp, s.alias, s.client, "check", timeout); err != nil {
 				fmt.Fprintf(w, "  %s (%s): FAILED: %v\n", s.alias, bootstrap, err)
 				errs = append(errs, err)
 				continue
@@ -127,4 +122,17 @@ func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, plan *k
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ping connects to cluster alias with client, as check does, so that
+// every command that cannot reach a cluster says so with check's hint
+// (kafkaclient.Ping: the key to look at, the login that failed).
+func ping(ctx context.Context, cfg *config.Config, fp *kafkaclient.FlowPlan, alias string, client *kafkaclient.Client, role string, timeout time.Duration) error {
+	bootstrap := strings.Join(cfg.Cluster[alias].BootstrapServers, ",")
+	cl, err := client.New(kafkaclient.Identity{Flow: fp.Flow.Name(), Role: role}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return kafkaclient.Ping(ctx, cl, alias, bootstrap, timeout)
 }

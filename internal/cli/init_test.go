@@ -71,12 +71,3 @@ func TestInitRefusesBadInput(t *testing.T) {
 		t.Errorf("--force did not replace the file: %q", body)
 	}
 }
-
-// TestVersionFlag: strait --version prints what strait version prints.
-func TestVersionFlag(t *testing.T) {
-	_, want, _ := run(t, "version")
-	code, got, errOut := run(t, "--version")
-	if code != ExitOK || got != want || !strings.HasPrefix(got, "strait ") {
-		t.Fatalf("--version: exit %d, %q (stderr %q); want %q", code, got, errOut, want)
-	}
-}

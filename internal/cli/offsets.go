@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"strait/internal/checkpoint"
+	"strait/internal/kafkaclient"
 )
 
 func newOffsetsCmd(stdout io.Writer) *cobra.Command {
@@ -83,6 +84,17 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
+			if fp := plan.Flow(from, to); fp != nil && fp.Replicates {
+				// Both clusters answer first, or the error says which and why.
+				for _, side := range []struct {
+					alias  string
+					client *kafkaclient.Client
+				}{{from, fp.SourceAdmin}, {to, fp.TargetAdmin}} {
+					if err := ping(ctx, cfg, fp, side.alias, side.client, "offsets-translate", timeout); err != nil {
+						return err
+					}
+				}
+			}
 			o, err := open(ctx, cf.file, cfg, plan, from, to, "offsets-translate")
 			if err != nil {
 				return err
@@ -99,6 +111,8 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 				}
 				ts = []checkpoint.Translation{t}
 			} else if ts, err = checkpoint.TranslateGroup(ctx, o.SourceAdmin, o.Translator(), o.Index, group); err != nil {
+				return err
+			} else if err := requireTranslations(group, from, ts); err != nil {
 				return err
 			}
 			switch format {
@@ -127,6 +141,16 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (--format json)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the clusters")
 	return cmd
+}
+
+// requireTranslations refuses a group translation that found nothing: the
+// group has no committed offset on the source for the flow's topics (or
+// does not exist there), and exit 0 would read as "translated".
+func requireTranslations(group, source string, ts []checkpoint.Translation) error {
+	if len(ts) > 0 {
+		return nil
+	}
+	return fmt.Errorf("nothing to translate: group %q has no committed offset on %s for the topics the flow copies (is the name right? kafka-consumer-groups.sh --describe --group %s on %s shows its offsets)", group, source, group, source)
 }
 
 // writeResetCSV writes the target topic, partition and offset of each

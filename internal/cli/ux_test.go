@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"strait/internal/checkpoint"
+	"strings"
+	"testing"
+)
+
+// TestVersionFlag: strait --version prints what strait version prints.
+func TestVersionFlag(t *testing.T) {
+	_, want, _ := run(t, "version")
+	code, got, errOut := run(t, "--version")
+	if code != ExitOK || got != want || !strings.HasPrefix(got, "strait ") {
+		t.Fatalf("--version: exit %d, %q (stderr %q); want %q", code, got, errOut, want)
+	}
+}
+
+// TestOffsetsTranslateExplainsAnUnreachableCluster: offsets translate gives
+// the hint check gives when a cluster cannot be reached.
+func TestOffsetsTranslateExplainsAnUnreachableCluster(t *testing.T) {
+	file := writeFile(t, "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n")
+	code, _, errOut := run(t, "offsets", "translate", "--group", "g", "--flow", "A->B", "-c", file, "--timeout", "5s")
+	if code != ExitFailure || !strings.Contains(errOut, "check A.bootstrap.servers and that the brokers are up") {
+		t.Fatalf("exit %d, want %d and check's hint:\n%s", code, ExitFailure, errOut)
+	}
+}
+
+// TestNothingToTranslateIsAnError: a group with no committed offset on
+// the flow's topics is not a silent success.
+func TestNothingToTranslateIsAnError(t *testing.T) {
+	err := requireTranslations("orders-app", "A", nil)
+	if err == nil || !strings.Contains(err.Error(), `group "orders-app" has no committed offset on A`) {
+		t.Fatalf("got %v", err)
+	}
+	if err := requireTranslations("orders-app", "A", []checkpoint.Translation{{}}); err != nil {
+		t.Fatal(err)
+	}
+}
