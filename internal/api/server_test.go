@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +306,46 @@ func TestFailoverNow(t *testing.T) {
 	} {
 		if got := failoverNow(c.v); got != c.want {
 			t.Errorf("failoverNow(%+v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
+// TestConnectConfigsHoldNumbers: the Connect-shaped config and tasks
+// endpoints give every *.seconds and *.ms key as MM2 does, a whole number
+// ("5"), never a Go duration ("5s").
+func TestConnectConfigsHoldNumbers(t *testing.T) {
+	ts, _ := newTestServer(t, "")
+	for _, path := range []string{"/connectors/MirrorSourceConnector/config", "/connectors/MirrorSourceConnector/tasks", "/connectors/MirrorCheckpointConnector/tasks"} {
+		code, body := get(t, ts.URL+path, "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+		var configs []map[string]string
+		if strings.HasSuffix(path, "/tasks") {
+			var tasks []struct {
+				Config map[string]string `json:"config"`
+			}
+			if err := json.Unmarshal([]byte(body), &tasks); err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range tasks {
+				configs = append(configs, task.Config)
+			}
+		} else {
+			var c map[string]string
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				t.Fatal(err)
+			}
+			configs = append(configs, c)
+		}
+		for _, c := range configs {
+			for k, v := range c {
+				if strings.HasSuffix(k, ".seconds") || strings.HasSuffix(k, ".ms") {
+					if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+						t.Errorf("GET %s: %s = %q, want a whole number", path, k, v)
+					}
+				}
+			}
 		}
 	}
 }
