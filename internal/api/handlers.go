@@ -104,7 +104,7 @@ func (s *Server) flowView(f daemon.FlowStatus, now time.Time) FlowView {
 		}
 	}
 	if h := s.opts.History; h != nil {
-		r := h.rate(f.Name)
+		r := h.rate(f.Name, f.Mirror.Records, f.Mirror.Bytes, now)
 		v.RecordsPerSecond, v.BytesPerSecond = r.RecordsPerSecond, r.BytesPerSecond
 		v.Backlog = h.backlogOf(f, r.RecordsPerSecond)
 	}

@@ -22,6 +22,7 @@ type History struct {
 	points  []HistoryPoint
 	last    map[string]counts     // per flow, the previous sample
 	rates   map[string]FlowSample // per flow, rates between the last two samples
+	samples map[string]int        // per flow, how many samples saw it (up to 2)
 	backlog map[partKey]*backlog  // per partition, from its first sample with a position and an end
 }
 
@@ -41,7 +42,7 @@ type backlog struct{ start, end int64 }
 // NewHistory samples status every interval and keeps keep points.
 func NewHistory(status func() daemon.Status, interval time.Duration, keep int) *History {
 	return &History{status: status, interval: interval, keep: keep,
-		last: map[string]counts{}, rates: map[string]FlowSample{}, backlog: map[partKey]*backlog{}}
+		last: map[string]counts{}, rates: map[string]FlowSample{}, samples: map[string]int{}, backlog: map[partKey]*backlog{}}
 }
 
 // Run samples until ctx is done.
@@ -76,6 +77,7 @@ func (h *History) Sample(now time.Time) {
 		}
 		s.LagRecords, s.LagSeconds = lagOf(f.Mirror.Partitions)
 		h.rates[f.Name] = s
+		h.samples[f.Name] = min(h.samples[f.Name]+1, 2)
 		pt.Flows[f.Name] = s
 		for _, p := range f.Mirror.Partitions {
 			k := partKey{f.Name, p.Topic, p.Partition}
@@ -106,11 +108,21 @@ func (h *History) View() HistoryView {
 	return HistoryView{IntervalSeconds: h.interval.Seconds(), Points: append([]HistoryPoint{}, h.points...)}
 }
 
-// rate returns a flow's rates from the last two samples.
-func (h *History) rate(flow string) FlowSample {
+// rate returns a flow's rates from the last two samples. Until there are
+// two, it is the rate from the one sample to now (records and bytes, the
+// flow's counts now), once a second has passed: a copy that began a moment
+// ago shows its rate, not 0 B/s for a whole interval.
+func (h *History) rate(flow string, records, bytes int64, now time.Time) FlowSample {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rates[flow]
+	r := h.rates[flow]
+	if prev, ok := h.last[flow]; ok && h.samples[flow] < 2 {
+		if d := now.Sub(prev.at).Seconds(); d >= 1 {
+			r.RecordsPerSecond = max(float64(records-prev.records)/d, 0)
+			r.BytesPerSecond = max(float64(bytes-prev.bytes)/d, 0)
+		}
+	}
+	return r
 }
 
 // backlogOf is a flow's initial copy progress, nil once every partition

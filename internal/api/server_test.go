@@ -349,3 +349,21 @@ func TestConnectConfigsHoldNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestRateBeforeTheSecondSample: a flow's throughput shows as soon as it
+// copies, from the last sample to now, not 0 B/s until the history holds
+// two samples of it.
+func TestRateBeforeTheSecondSample(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	var st daemon.Status
+	h := NewHistory(func() daemon.Status { return st }, 5*time.Second, 10)
+	s := &Server{opts: Options{History: h}}
+	f := daemon.FlowStatus{Name: "A->B"}
+	st.Flows = []daemon.FlowStatus{f}
+	h.Sample(t0) // the flow, nothing copied yet
+	f.Mirror.Records, f.Mirror.Bytes = 10000, 5e6
+	v := s.flowView(f, t0.Add(2*time.Second))
+	if v.RecordsPerSecond != 5000 || v.BytesPerSecond != 2.5e6 {
+		t.Fatalf("2 s after the first sample: %v records/s, %v B/s; want 5000 and 2.5e6", v.RecordsPerSecond, v.BytesPerSecond)
+	}
+}
