@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,12 @@ plan as JSON.`,
 						fmt.Fprintln(stdout, "  "+w.String())
 					}
 				}
+				return err
+			}
+			if noSettingAtFault(err) {
+				// Nothing to run: the settings would bury the error and
+				// the warning that explains it (a misspelt key).
+				printWarnings(stdout, cfg.Warnings, plan.Warnings)
 				return err
 			}
 			cfg.Describe(stdout)
@@ -135,4 +142,15 @@ func ping(ctx context.Context, cfg *config.Config, fp *kafkaclient.FlowPlan, ali
 	}
 	defer cl.Close()
 	return kafkaclient.Ping(ctx, cl, alias, bootstrap, timeout)
+}
+
+// printWarnings lists the file's and the client settings' warnings.
+func printWarnings(w io.Writer, file []config.Warning, clients []config.Warning) {
+	if len(file)+len(clients) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Warnings:")
+	for _, x := range append(slices.Clone(file), clients...) {
+		fmt.Fprintln(w, "  "+x.String())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,10 +117,21 @@ func (c *configFlags) load() (*config.Config, *kafkaclient.Plan, error) {
 		return cfg, nil, configError{fmt.Errorf("%s has problems:\n%w", c.file, err)}
 	}
 	plan, err := kafkaclient.NewPlan(cfg)
+	if noSettingAtFault(err) {
+		// No flow is enabled: the error names the file and says what to do.
+		return cfg, plan, configError{err}
+	}
 	if err != nil {
 		return cfg, plan, configError{fmt.Errorf("%s has client settings Strait cannot honour:\n%w", c.file, err)}
 	}
 	return cfg, plan, nil
+}
+
+// noSettingAtFault says whether a plan's errors name no key: the file as a
+// whole cannot run (no flow is enabled), and no client setting is at fault.
+func noSettingAtFault(err error) bool {
+	var errs *config.Errors
+	return errors.As(err, &errs) && !slices.ContainsFunc(*errs, func(e config.Error) bool { return e.Origin.Key != "" })
 }
 
 // escapeKey and escapeValue write a flag's text as java.util.Properties

@@ -36,3 +36,17 @@ func TestNothingToTranslateIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTypoOfEnabledLeadsTheError: a misspelt A->B.enabled leaves no flow
+// enabled; the error says so with the "did you mean" first, without the
+// header about client settings and without the settings dump.
+func TestTypoOfEnabledLeadsTheError(t *testing.T) {
+	file := writeFile(t, "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabeld = true\n")
+	for _, args := range [][]string{{"check", "--offline", "-c", file}, {"run", "-c", file}} {
+		code, out, errOut := run(t, args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if code != ExitUsage || !strings.Contains(first, `did you mean A->B.enabled?`) || strings.Contains(errOut, "client settings") || strings.Contains(out, "heartbeats only") {
+			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+		}
+	}
+}

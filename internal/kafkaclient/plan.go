@@ -2,6 +2,7 @@ package kafkaclient
 
 import (
 	"cmp"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -114,8 +115,16 @@ func NewPlan(cfg *config.Config) (*Plan, error) {
 	}
 	var errs config.Errors
 	if !slices.ContainsFunc(p.Flows, func(fp *FlowPlan) bool { return fp.Replicates }) {
-		errs = append(errs, config.Error{File: cfg.Path, Message: "no flow this node runs replicates data, and Strait does not run heartbeats alone: " +
-			"set <source>-><target>.enabled = true for a pair, or give --clusters the target of an enabled flow"})
+		msg := "no flow this node runs replicates data, and Strait does not run heartbeats alone: " +
+			"set <source>-><target>.enabled = true for a pair, or give --clusters the target of an enabled flow"
+		// A misspelt A->B.enabled is the likely cause: say it first.
+		for _, w := range cfg.Warnings {
+			if _, guess, ok := strings.Cut(w.Message, "did you mean "); ok && strings.HasSuffix(strings.TrimSuffix(guess, "?"), ".enabled") {
+				msg = fmt.Sprintf("no flow is enabled: did you mean %s? (%s is not a key); %s", strings.TrimSuffix(guess, "?"), w.Origin, msg)
+				break
+			}
+		}
+		errs = append(errs, config.Error{File: cfg.Path, Message: msg})
 	}
 	if len(problems) == 0 && len(errs) == 0 {
 		return p, nil
