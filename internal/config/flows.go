@@ -283,7 +283,7 @@ func (r *flowReader) policyClass() string {
 	builtin, differs, ok := policy.BuiltinClass(v)
 	switch {
 	case !ok:
-		r.errorf(e, "unknown replication policy class %s: a Java policy cannot run in Strait, which implements %s and %s (and reads Strimzi's and AWS's old identity policies as the latter); to rename topics as a custom policy does, remove the key and write %s (README: Renaming topics), e.g. %s = orders=prod.orders, re:^legacy-(.*)$=new-$1",
+		r.errorf(e, "unknown replication policy class %s: a Java policy cannot run in Strait, which implements %s and %s (and reads Strimzi's and AWS's old identity policies as the latter); to rename topics as a custom policy does, remove the key and write %s (docs/configuration.md, Renaming topics), e.g. %s = orders=prod.orders, re:^legacy-(.*)$=new-$1",
 			e.show(), DefaultPolicyClass, IdentityPolicyClass, keyRenameRules, keyRenameRules)
 		return DefaultPolicyClass
 	case v == builtin:

@@ -212,7 +212,7 @@ func (l *loader) checkRouter(f *Flow) {
 		l.rep.errorf(origin, "%s renames topics, which Strait does with rename rules, not transforms, but it does not convert exactly for flow %s: %s; the closest rule is %s = %s: check it, set it and remove the transforms settings",
 			what, f.Name(), strings.Join(problems, "; "), key, rule)
 	default:
-		l.rep.errorf(origin, "%s renames topics, which Strait does with rename rules, not transforms, but it cannot be converted for flow %s: %s; write %s by hand (README: Renaming topics) and remove the transforms settings",
+		l.rep.errorf(origin, "%s renames topics, which Strait does with rename rules, not transforms, but it cannot be converted for flow %s: %s; write %s by hand (docs/configuration.md, Renaming topics) and remove the transforms settings",
 			what, f.Name(), strings.Join(problems, "; "), key)
 	}
 }

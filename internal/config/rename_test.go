@@ -143,7 +143,7 @@ func TestKnownPolicyClasses(t *testing.T) {
 	}
 	_, err := parse(t, base+"replication.policy.class = com.example.SuffixPolicy\n")
 	if err == nil || !strings.Contains(err.Error(), `unknown replication policy class "com.example.SuffixPolicy": a Java policy cannot run in Strait`) ||
-		!strings.Contains(err.Error(), "write strait.rename.rules (README: Renaming topics)") {
+		!strings.Contains(err.Error(), "write strait.rename.rules (docs/configuration.md, Renaming topics)") {
 		t.Errorf("unknown class: error = %v", err)
 	}
 }
