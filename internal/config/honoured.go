@@ -50,7 +50,7 @@ func notHonoured(f *Flow) []unhonoured {
 	}
 	if set("tasks.max") {
 		add("tasks.max", "not honoured",
-			"Strait does not split a flow into tasks; one process copies every partition of the flow, fetching from all source brokers at once")
+			"Strait does not split a flow into tasks; each process that runs the file copies a share of the flow's partitions (several nodes), fetching from all source brokers at once")
 	}
 	if set("admin.timeout.ms") && f.AdminTimeout != time.Minute {
 		add("admin.timeout.ms", strconv.FormatInt(f.AdminTimeout.Milliseconds(), 10)+" is not honoured yet",

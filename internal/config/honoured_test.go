@@ -25,7 +25,7 @@ func TestNotHonouredWarnings(t *testing.T) {
 			want: `key "refresh.groups.enabled" (line 7): false is not honoured yet on A->B: Strait lists the source's consumer groups every 10s (refresh.groups.interval.seconds) anyway
 key "A->B.transaction.boundary" (line 8): no effect on A->B: exactly-once mode is off, so Strait writes no transactions to bound; to turn it on, set B.exactly.once.source.support = enabled or strait.exactly.once = true
 key "A->B.transaction.boundary.interval.ms" (line 9): no effect on A->B: exactly-once mode is off, so Strait writes no transactions to bound; to turn it on, set B.exactly.once.source.support = enabled or strait.exactly.once = true
-key "tasks.max" (line 10): not honoured on A->B: Strait does not split a flow into tasks; one process copies every partition of the flow, fetching from all source brokers at once
+key "tasks.max" (line 10): not honoured on A->B: Strait does not split a flow into tasks; each process that runs the file copies a share of the flow's partitions (several nodes), fetching from all source brokers at once
 key "admin.timeout.ms" (line 11): 30000 is not honoured yet on A->B: Strait gives each round of topic and checkpoint admin calls one minute (MM2's default)
 key "consumer.poll.timeout.ms" (line 12): no effect on A->B: Strait does not poll with a timeout; a fetch waits at most the consumer's fetch.max.wait.ms, and checkpoints follow emit.checkpoints.interval.seconds
 key "A->B.offsets.storage.topic" (line 13): not honoured yet on A->B: Strait takes over a Java MM2's progress from the worker's offset.storage.topic (mm2-offsets.A.internal), not from this per-connector topic, so partitions MM2 copied resume by auto.offset.reset instead of where MM2 stopped

@@ -101,11 +101,8 @@ func (c *converter) patterns(f *flow, m *object, key, include, exclude, blacklis
 // which key.
 func (c *converter) connector(f *flow, o *object, from map[string]bool) {
 	if v, ok := o.scalar("tasksMax"); ok {
-		if prev, set := f.origin["tasks.max"]; set && f.value("tasks.max") != v {
-			c.note(o.lineOf("tasksMax"), o.sub("tasksMax"), "mm2.properties has one tasks.max per flow, taken from %s (%s); Strait has no tasks anyway: one process copies every partition", prev, f.value("tasks.max"))
-		} else if !set {
-			c.set(f, "tasks.max", v, o.sub("tasksMax"), o.lineOf("tasksMax"))
-		}
+		// Not written: Strait would only warn that it has no tasks.
+		c.note(o.lineOf("tasksMax"), o.sub("tasksMax"), "not written (%s): Strait has no tasks; the processes that run these properties (replicas) share each flow's partitions", v)
 	}
 	if cfg := o.object("config"); cfg != nil {
 		for _, k := range cfg.keys {
