@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,6 +28,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		duration   time.Duration
 		rate       int
 		partitions int32
+		apiListen  string
 		lf         logFlags
 	)
 	cmd := &cobra.Command{
@@ -34,7 +36,9 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Replicate between two embedded clusters, with zero setup",
 		Long: `Start two in-process Kafka clusters (A and B, franz-go's kfake), write
 records to a few topics on A and replicate them to B with the flow A->B,
-printing throughput and lag every second until Ctrl-C or --duration.`,
+printing throughput and lag until Ctrl-C or --duration. The copy starts on
+a backlog, and a consumer group (demo-app) reads A, so that the backlog's
+progress and the group's checkpoints on B show.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := lf.logger(stderr)
@@ -44,24 +48,54 @@ printing throughput and lag every second until Ctrl-C or --duration.`,
 			if rate <= 0 || partitions <= 0 {
 				return usageError{errors.New("--rate and --partitions must be positive")}
 			}
+			if cmd.Flags().Changed("duration") && duration <= 0 {
+				return usageError{fmt.Errorf("--duration %s: give a positive duration, or leave the flag out to run until Ctrl-C", duration)}
+			}
+			if !cmd.Flags().Changed("api-listen") && !free(apiListen) {
+				// A node already serves on the default port: take any.
+				apiListen = "127.0.0.1:0"
+			}
 			ctx := cmd.Context()
 			if duration > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, duration)
 				defer cancel()
 			}
-			return runDemo(ctx, stdout, logger, rate, partitions)
+			return runDemo(ctx, stdout, logger, demoOptions{rate: rate, partitions: partitions, apiListen: apiListen})
 		},
 	}
-	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (default: until Ctrl-C)")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (leave it out to run until Ctrl-C)")
+	cmd.Flags().StringVar(&apiListen, "api-listen", defaultAPI, "serve the dashboard and API here (a free port when the default is taken)")
 	cmd.Flags().IntVar(&rate, "rate", 5000, "records per second the generator writes")
 	cmd.Flags().Int32Var(&partitions, "partitions", 3, "partitions per demo topic")
 	lf.register(cmd, "warn")
 	return cmd
 }
 
-func runDemo(ctx context.Context, w io.Writer, logger *slog.Logger, rate int, partitions int32) error {
-	a, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, demoTopics...))
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	rate       int
+	partitions int32
+	apiListen  string
+}
+
+// demoGroup is the consumer group the demo runs on A, so that its
+// checkpoints (exact offset translation) show on B.
+const demoGroup = "demo-app"
+
+// free says whether addr can be listened on now.
+func free(addr string) bool {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+func runDemo(ctx context.Context, w io.Writer, logger *slog.Logger, o demoOptions) error {
+	rate := o.rate
+	a, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(o.partitions, demoTopics...))
 	if err != nil {
 		return fmt.Errorf("starting embedded cluster A: %w", err)
 	}
@@ -81,7 +115,13 @@ replication.factor = 1
 checkpoints.topic.replication.factor = 1
 heartbeats.topic.replication.factor = 1
 offset-syncs.topic.replication.factor = 1
-`, a.ListenAddrs()[0], b.ListenAddrs()[0])
+# Show the group's checkpoints and synced offsets within seconds.
+refresh.groups.interval.seconds = 1
+emit.checkpoints.interval.seconds = 1
+sync.group.offsets.enabled = true
+sync.group.offsets.interval.seconds = 1
+strait.api.listen = %s
+`, a.ListenAddrs()[0], b.ListenAddrs()[0], o.apiListen)
 	cfg, err := config.Parse("demo.properties", []byte(props), config.LoadOptions{})
 	if err != nil {
 		return fmt.Errorf("demo config: %w", err)
@@ -94,6 +134,20 @@ offset-syncs.topic.replication.factor = 1
 	}
 	defer gen.Close()
 
+	// A backlog of three seconds of records before the copy starts, so
+	// that its progress shows; and a consumer group on A.
+	backlog := 3 * rate
+	if err := writeBacklog(ctx, gen, backlog); err != nil {
+		return fmt.Errorf("writing the demo's backlog: %w", err)
+	}
+	fmt.Fprintf(w, "Wrote a backlog of %s records on A; group %s reads A while Strait copies it.\n", group(int64(backlog)), demoGroup)
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(a.ListenAddrs()...), kgo.ConsumerGroup(demoGroup), kgo.ConsumeTopics(demoTopics...),
+		kgo.AutoCommitInterval(time.Second))
+	if err != nil {
+		return err
+	}
+	defer consumer.Close()
+
 	node, err := newNodeAPI(cfg)
 	if err != nil {
 		return err
@@ -104,7 +158,7 @@ offset-syncs.topic.replication.factor = 1
 	}
 	defer node.close()
 	if node.server != nil {
-		fmt.Fprintf(w, "Dashboard: %s/  (metrics at %s/metrics, JSON at %s/api/v1/flows); strait status shows the same.\n", node.server.URL(), node.server.URL(), node.server.URL())
+		fmt.Fprintf(w, "Dashboard: %s/  (metrics at %s/metrics, JSON at %s/api/v1/flows); 'strait status --api %s' shows the same.\n", node.server.URL(), node.server.URL(), node.server.URL(), node.server.URL())
 	} else {
 		fmt.Fprintln(w, "Dashboard: off (the API's address is taken; see the warning above).")
 	}
@@ -134,11 +188,14 @@ offset-syncs.topic.replication.factor = 1
 		mu.Unlock()
 	})
 
+	wg.Go(func() { consume(genCtx, consumer) })
+
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var last int64
 	lastAt := start
+	terminal := isTerminal(w)
 loop:
 	for {
 		select {
@@ -150,7 +207,12 @@ loop:
 			copied, lag := demoProgress(d)
 			perSec := float64(copied-last) / now.Sub(lastAt).Seconds()
 			last, lastAt = copied, now
-			fmt.Fprintf(w, "\r[%5.0fs] copied %10s records  %8s records/s  lag %6s records ", now.Sub(start).Seconds(), group(copied), group(int64(perSec)), group(lag))
+			line := fmt.Sprintf("[%5.0fs] copied %10s records  %8s records/s  lag %6s records  %s", now.Sub(start).Seconds(), group(copied), group(int64(perSec)), group(lag), checkpointText(d))
+			if terminal {
+				fmt.Fprint(w, "\r"+line) // one line, updated in place
+			} else if int(now.Sub(start).Round(time.Second).Seconds())%5 == 0 {
+				fmt.Fprintln(w, line) // a log file gets a line every 5 s
+			}
 		}
 	}
 	// Stop the generator first and give replication a moment to copy
@@ -171,27 +233,59 @@ loop:
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	cps := checkpointText(d)
 	stopRun()
 	wg.Wait()
-	fmt.Fprintln(w)
+	if terminal {
+		fmt.Fprintln(w)
+	}
 	if runErr != nil {
 		return runErr
 	}
 	copied, _ := demoProgress(d)
 	mu.Lock()
-	fmt.Fprintf(w, "Done: generated %s records, copied %s to B.\n", group(produced), group(copied))
+	fmt.Fprintf(w, "Done: generated %s records, copied %s to B; %s.\n", group(produced+int64(backlog)), group(copied), cps)
 	mu.Unlock()
 	fmt.Fprint(w, `
-Next, against real Kafka:
-  scripts/kafka.sh start -n 2          # two local KRaft clusters; prints a ready mm2.properties
-  strait check -c <dir>/mm2.properties # validate and see the resolved flows
-  strait run <dir>/mm2.properties      # replicate (Ctrl-C stops cleanly)
+Next, against real Kafka (README.md, "A copy between two local clusters"):
+  strait init --source A=HOST:PORT --target B=HOST:PORT -o mm2.properties
+  strait check -c mm2.properties       # validate and see the resolved flows
+  strait run -c mm2.properties         # replicate (Ctrl-C stops cleanly)
 Strait reads MirrorMaker 2 configs as they are: point it at your mm2.properties.
 `)
 	if copied == 0 {
 		return errors.New("demo copied no records")
 	}
 	return nil
+}
+
+// checkpointText says how many checkpoints of the demo's group reached B,
+// each an exact translation of its committed offsets.
+func checkpointText(d *daemon.Daemon) string {
+	var n int64
+	for _, f := range d.Status().Flows {
+		if f.Checkpoints != nil {
+			n += f.Checkpoints.Emitted
+		}
+	}
+	return fmt.Sprintf("%s checkpoints of %s on B", group(n), demoGroup)
+}
+
+// writeBacklog writes n records to the demo topics and waits for them.
+func writeBacklog(ctx context.Context, cl *kgo.Client, n int) error {
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = demoRecord(int64(i))
+	}
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
+// consume reads the demo topics as group demo-app, committing as it goes,
+// until ctx is done.
+func consume(ctx context.Context, cl *kgo.Client) {
+	for ctx.Err() == nil {
+		cl.PollFetches(ctx)
+	}
 }
 
 // demoProgress sums the records copied and the lag of the demo topics.
@@ -229,13 +323,7 @@ func generate(ctx context.Context, cl *kgo.Client, rate int) int64 {
 		}
 		for i := 0; i < perTick; i++ {
 			seq++
-			topic := demoTopics[int(seq)%len(demoTopics)]
-			r := &kgo.Record{
-				Topic:   topic,
-				Key:     []byte("key-" + strconv.FormatInt(seq%1000, 10)),
-				Value:   []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `,"source":"strait-demo"}`),
-				Headers: []kgo.RecordHeader{{Key: "seq", Value: []byte(strconv.FormatInt(seq, 10))}},
-			}
+			r := demoRecord(seq)
 			acked.Add(1)
 			cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
 				if err == nil {
@@ -246,6 +334,16 @@ func generate(ctx context.Context, cl *kgo.Client, rate int) int64 {
 				acked.Done()
 			})
 		}
+	}
+}
+
+// demoRecord is the generator's record number seq: keyed, with a header.
+func demoRecord(seq int64) *kgo.Record {
+	return &kgo.Record{
+		Topic:   demoTopics[int(seq)%len(demoTopics)],
+		Key:     []byte("key-" + strconv.FormatInt(seq%1000, 10)),
+		Value:   []byte(`{"seq":` + strconv.FormatInt(seq, 10) + `,"source":"strait-demo"}`),
+		Headers: []kgo.RecordHeader{{Key: "seq", Value: []byte(strconv.FormatInt(seq, 10))}},
 	}
 }
 

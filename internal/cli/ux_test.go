@@ -50,3 +50,34 @@ func TestTypoOfEnabledLeadsTheError(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoShowsAGroupAndABacklogInPlainLines: the demo starts on a
+// backlog, with a consuming group whose checkpoints reach B; written to a
+// file (not a terminal) its progress has no carriage returns; it serves
+// its API on the address given.
+func TestDemoShowsAGroupAndABacklogInPlainLines(t *testing.T) {
+	code, out, errOut := run(t, "demo", "--duration", "8s", "--rate", "2000", "--api-listen", "127.0.0.1:0")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "\r") {
+		t.Errorf("progress written with carriage returns into a non-terminal:\n%q", out)
+	}
+	for _, want := range []string{"backlog of", "group demo-app", "checkpoints of demo-app"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Dashboard: off") || strings.Contains(out, ":8083/") {
+		t.Errorf("the API is not on the address given:\n%s", out)
+	}
+}
+
+// TestDemoRefusesAZeroDuration: --duration 0s would run forever; leaving
+// the flag out is how to run until Ctrl-C.
+func TestDemoRefusesAZeroDuration(t *testing.T) {
+	code, _, errOut := run(t, "demo", "--duration", "0s")
+	if code != ExitUsage || !strings.Contains(errOut, "--duration 0s") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
