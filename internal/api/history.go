@@ -76,6 +76,7 @@ func (h *History) Sample(now time.Time) {
 			s.BytesPerSecond = max(float64(cur.bytes-prev.bytes)/d, 0)
 		}
 		s.LagRecords, s.LagSeconds = lagOf(f.Mirror.Partitions)
+		s.LatencyAvgMs, s.LatencyMaxMs = latencyOf(f.Mirror.Partitions)
 		h.rates[f.Name] = s
 		h.samples[f.Name] = min(h.samples[f.Name]+1, 2)
 		pt.Flows[f.Name] = s
@@ -99,6 +100,25 @@ func lagOf(parts []mirror.PartitionStatus) (records int64, seconds float64) {
 		seconds = max(seconds, p.LagSeconds)
 	}
 	return records, seconds
+}
+
+// latencyOf is a flow's replication latency over its partitions' windows:
+// the mean weighted by the records each window counts, and the highest.
+func latencyOf(parts []mirror.PartitionStatus) (avgMs, maxMs float64) {
+	var sum float64
+	var n int64
+	for _, p := range parts {
+		if p.Latency.Count == 0 {
+			continue
+		}
+		sum += p.Latency.Avg * float64(p.Latency.Count)
+		n += p.Latency.Count
+		maxMs = max(maxMs, p.Latency.Max)
+	}
+	if n > 0 {
+		avgMs = sum / float64(n)
+	}
+	return avgMs, maxMs
 }
 
 // View returns the kept points, oldest first.

@@ -21,6 +21,7 @@ import (
 	"strait/internal/coord"
 	"strait/internal/daemon"
 	"strait/internal/mirror"
+	"strait/internal/window"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -365,5 +366,24 @@ func TestRateBeforeTheSecondSample(t *testing.T) {
 	v := s.flowView(f, t0.Add(2*time.Second))
 	if v.RecordsPerSecond != 5000 || v.BytesPerSecond != 2.5e6 {
 		t.Fatalf("2 s after the first sample: %v records/s, %v B/s; want 5000 and 2.5e6", v.RecordsPerSecond, v.BytesPerSecond)
+	}
+}
+
+// TestHistoryCarriesLatency: each history point has the flow's
+// replication latency, the mean weighted by records and the highest.
+func TestHistoryCarriesLatency(t *testing.T) {
+	var st daemon.Status
+	f := daemon.FlowStatus{Name: "A->B"}
+	f.Mirror.Partitions = []mirror.PartitionStatus{
+		{Topic: "t", Partition: 0, Latency: window.Stats{Count: 3, Avg: 10, Max: 40}},
+		{Topic: "t", Partition: 1, Latency: window.Stats{Count: 1, Avg: 30, Max: 35}},
+		{Topic: "t", Partition: 2}, // nothing copied yet
+	}
+	st.Flows = []daemon.FlowStatus{f}
+	h := NewHistory(func() daemon.Status { return st }, 5*time.Second, 10)
+	h.Sample(time.Now())
+	pts := h.View().Points
+	if got := pts[len(pts)-1].Flows["A->B"]; got.LatencyAvgMs != 15 || got.LatencyMaxMs != 40 {
+		t.Fatalf("latency %v ms avg, %v max; want 15 and 40", got.LatencyAvgMs, got.LatencyMaxMs)
 	}
 }

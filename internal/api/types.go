@@ -127,6 +127,12 @@ type FlowSample struct {
 	BytesPerSecond   float64 `json:"bytes_per_second"`
 	LagRecords       int64   `json:"lag_records"`
 	LagSeconds       float64 `json:"lag_seconds"`
+	// LatencyAvgMs and LatencyMaxMs are the replication latency (the
+	// target's acknowledgement minus the record's timestamp) over the
+	// flow's partitions' windows: the mean, weighted by records, and the
+	// highest; 0 before a record was copied.
+	LatencyAvgMs float64 `json:"latency_avg_ms"`
+	LatencyMaxMs float64 `json:"latency_max_ms"`
 }
 
 // ErrorView is every error answer, in Kafka Connect's REST shape.

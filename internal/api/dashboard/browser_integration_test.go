@@ -98,10 +98,12 @@ func sample(flow string, i int) api.FlowSample {
 	if flow == "A->B" {
 		bytes := 38e6 + 9e6*math.Sin(x/4) + 3e6*math.Sin(x/1.7)
 		return api.FlowSample{BytesPerSecond: bytes, RecordsPerSecond: bytes / 850,
-			LagRecords: int64(42000 + 30000*math.Sin(x/6)), LagSeconds: 1.2 + 0.9*math.Sin(x/6)}
+			LagRecords: int64(42000 + 30000*math.Sin(x/6)), LagSeconds: 1.2 + 0.9*math.Sin(x/6),
+			LatencyAvgMs: 14 + 6*math.Sin(x/5), LatencyMaxMs: 48 + 20*math.Sin(x/3)}
 	}
 	bytes := 4e6 + 1.5e6*math.Sin(x/3)
-	return api.FlowSample{BytesPerSecond: bytes, RecordsPerSecond: bytes / 400}
+	return api.FlowSample{BytesPerSecond: bytes, RecordsPerSecond: bytes / 400,
+		LatencyAvgMs: 9 + 3*math.Sin(x/4), LatencyMaxMs: 30 + 8*math.Sin(x/2)}
 }
 
 func (f *fakeNode) history() api.HistoryView {
@@ -193,6 +195,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			{Flow: "A->B", Stale: false}, // 14 s
 			{Flow: "B->A", Stale: true},  // 263 s, over the 2-minute threshold
 		},
+		Remotes:   map[string]string{"orders": "A.orders", "payments": "A.payments", "inventory": "B.inventory"},
 		NewPoints: true,
 	})
 	authorized, refused, _ := node.counts()

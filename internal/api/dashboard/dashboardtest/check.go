@@ -31,11 +31,15 @@ import (
 // Want is what the page must show. Flows, partitions and stopped
 // partitions the page shows beyond these are fine.
 type Want struct {
-	// Flows must each have a card whose two charts (throughput, lag) hold
-	// more than one point and have their first series drawn.
+	// Flows must each have a card whose three charts (throughput, lag,
+	// replication latency) hold more than one point and have their first
+	// series drawn.
 	Flows []string
 	// Partitions must each be a row of the partition table.
 	Partitions []Partition
+	// Remotes, when set, are the remote topic names the table must show
+	// beside each source topic (by source topic).
+	Remotes map[string]string
 	// Stopped must each be listed under "Stopped partitions and errors"
 	// and be a highlighted row of the table, with Error in both.
 	Stopped []Stopped
@@ -196,7 +200,7 @@ type card struct {
 
 // chart is one uPlot chart of a card.
 type chart struct {
-	Chart      string `json:"chart"` // throughput or lag
+	Chart      string `json:"chart"` // throughput, lag or latency
 	Width      int    `json:"width"` // of its canvas, in pixels
 	Height     int    `json:"height"`
 	Points     int    `json:"points"`
@@ -324,8 +328,12 @@ func checkSnapshot(t testing.TB, s snapshot, token string, want Want) {
 		if n := s.Series[flow]; n <= 1 {
 			t.Errorf("flow %s: the page holds %d history points, want more than 1", flow, n)
 		}
-		if len(c.Charts) != 2 {
-			t.Errorf("flow %s has %d charts, want 2 (throughput and lag)", flow, len(c.Charts))
+		var names []string
+		for _, ch := range c.Charts {
+			names = append(names, ch.Chart)
+		}
+		if got := strings.Join(names, ","); got != "throughput,lag,latency" {
+			t.Errorf("flow %s has charts %q, want throughput,lag,latency", flow, got)
 		}
 		for _, ch := range c.Charts {
 			switch {
@@ -340,8 +348,13 @@ func checkSnapshot(t testing.TB, s snapshot, token string, want Want) {
 	}
 
 	for _, p := range want.Partitions {
-		if s.row(p) == nil {
+		r := s.row(p)
+		if r == nil {
 			t.Errorf("the partition table has no row for %s", p)
+			continue
+		}
+		if remote, ok := want.Remotes[p.Topic]; ok && r.Cells["remote"] != remote {
+			t.Errorf("the row of %s shows remote topic %q, want %q", p, r.Cells["remote"], remote)
 		}
 	}
 

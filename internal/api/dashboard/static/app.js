@@ -169,7 +169,7 @@
         plot: { left: u.bbox.left, top: u.bbox.top, width: u.bbox.width, height: u.bbox.height },
       });
       for (const [name, c] of cards) {
-        out[name] = { throughput: info(c.throughput, THROUGHPUT[0].color), lag: info(c.lag, LAG[0].color) };
+        out[name] = { throughput: info(c.throughput, THROUGHPUT[0].color), lag: info(c.lag, LAG[0].color), latency: info(c.latency, LATENCY[0].color) };
       }
       return out;
     },
@@ -231,6 +231,15 @@
     { label: "lag records", scale: "lagrec", color: "#c2410c", fill: "rgba(194,65,12,0.08)", fmt: fmtCompact },
     { label: "lag seconds", scale: "lagsec", color: "#7c3aed", fmt: fmtDuration },
   ];
+  // Both latency series share one scale: the mean under the highest.
+  const LATENCY = [
+    { label: "mean latency", scale: "latency", color: "#0e7490", fill: "rgba(14,116,144,0.08)", fmt: fmtMillis },
+    { label: "max latency", scale: "latency", color: "#be185d", fmt: fmtMillis },
+  ];
+
+  function fmtMillis(ms) {
+    return ms < 1000 ? Math.round(ms) + " ms" : fmtDuration(ms / 1000);
+  }
 
   // ---- flow cards --------------------------------------------------------
 
@@ -256,6 +265,7 @@
     const backlog = el("div", { class: "backlog", hidden: true }, el("span", { class: "backlog-label" }, "Initial copy"), backlogBar, backlogText);
     const throughputBox = el("div", { class: "chart", dataset: { chart: "throughput" } });
     const lagBox = el("div", { class: "chart", dataset: { chart: "lag" } });
+    const latencyBox = el("div", { class: "chart", dataset: { chart: "latency" } });
     const note = el("p", { class: "chart-note quiet" }, "Collecting samples (one every few seconds)…");
     const root = el(
       "article",
@@ -263,7 +273,14 @@
       el("header", null, el("h3", null, name), facts.state),
       el("dl", { class: "facts" }, facts.throughput.box, facts.lag.box, facts.failover.box, facts.copied.box, facts.partitions.box, facts.checkpoint.box, facts.groups.box),
       backlog,
-      el("div", { class: "charts" }, el("h4", null, "Throughput"), throughputBox, el("h4", null, "Lag"), lagBox, note),
+      el(
+        "div",
+        { class: "charts" },
+        el("div", null, el("h4", null, "Throughput"), throughputBox),
+        el("div", null, el("h4", null, "Lag"), lagBox),
+        el("div", null, el("h4", null, "Replication latency"), latencyBox),
+      ),
+      note,
     );
     $("flow-cards").append(root);
     const width = Math.max(throughputBox.clientWidth, 200);
@@ -277,8 +294,10 @@
       note,
       throughputBox,
       lagBox,
+      latencyBox,
       throughput: new uPlot(chartOptions(width, THROUGHPUT[0], THROUGHPUT[1]), empty, throughputBox),
       lag: new uPlot(chartOptions(width, LAG[0], LAG[1]), empty, lagBox),
+      latency: new uPlot(chartOptions(width, LATENCY[0], LATENCY[1]), empty, latencyBox),
     };
     resizer.observe(throughputBox);
     return card;
@@ -290,6 +309,7 @@
       const width = Math.max(c.throughputBox.clientWidth, 200);
       if (c.throughput.width !== width) c.throughput.setSize({ width, height: CHART_HEIGHT });
       if (c.lag.width !== width) c.lag.setSize({ width, height: CHART_HEIGHT });
+      if (c.latency.width !== width) c.latency.setSize({ width, height: CHART_HEIGHT });
     }
   });
 
@@ -298,6 +318,7 @@
     resizer.unobserve(c.throughputBox);
     c.throughput.destroy();
     c.lag.destroy();
+    c.latency.destroy();
     c.root.remove();
     cards.delete(name);
   }
@@ -316,7 +337,8 @@
 
     const age = f.checkpoint_age_seconds;
     const stale = age != null && age > CHECKPOINT_STALE_SECONDS;
-    c.facts.checkpoint.value.textContent = age == null ? "none yet" : fmtDuration(age) + " ago";
+    // A checkpointer that ran with no group to checkpoint wrote nothing.
+    c.facts.checkpoint.value.textContent = age == null || !f.checkpoints_emitted ? "none written yet" : fmtDuration(age) + " ago";
     c.facts.checkpoint.box.classList.toggle("warn", stale);
     c.facts.checkpoint.box.dataset.stale = String(stale);
     c.facts.checkpoint.box.title = stale ? "No checkpoint for over " + CHECKPOINT_STALE_SECONDS / 60 + " minutes: consumers that fail over now land further back" : "";
@@ -335,7 +357,7 @@
   // seriesOf turns the history's points into one flow's chart columns;
   // a point without the flow is a gap (null).
   function seriesOf(points, name) {
-    const s = { t: [], bytesPerSecond: [], recordsPerSecond: [], lagRecords: [], lagSeconds: [] };
+    const s = { t: [], bytesPerSecond: [], recordsPerSecond: [], lagRecords: [], lagSeconds: [], latencyAvg: [], latencyMax: [] };
     for (const p of points) {
       const v = (p.flows || {})[name];
       s.t.push(p.t);
@@ -343,6 +365,8 @@
       s.recordsPerSecond.push(v ? v.records_per_second : null);
       s.lagRecords.push(v ? v.lag_records : null);
       s.lagSeconds.push(v ? v.lag_seconds : null);
+      s.latencyAvg.push(v ? v.latency_avg_ms : null);
+      s.latencyMax.push(v ? v.latency_max_ms : null);
     }
     return s;
   }
@@ -363,6 +387,7 @@
       series[f.name] = s;
       c.throughput.setData([s.t, s.bytesPerSecond, s.recordsPerSecond]);
       c.lag.setData([s.t, s.lagRecords, s.lagSeconds]);
+      c.latency.setData([s.t, s.latencyAvg, s.latencyMax]);
       c.note.hidden = s.t.length > 1;
     }
     state.series = series;
@@ -410,12 +435,12 @@
     const frag = document.createDocumentFragment();
     for (const p of shown.slice(0, MAX_ROWS)) {
       const topic = cell(p.topic);
-      if (p.remote) topic.title = "written to " + p.remote;
       const row = el(
         "tr",
         { class: p.state === "stopped" ? "stopped" : p.last_error ? "warning" : null, dataset: { flow: p.flow, topic: p.topic, partition: p.partition } },
         cell(p.flow),
         topic,
+        cell(p.remote || ""),
         cell(p.partition, "num"),
         el("td", null, el("span", { class: stateClass(PARTITION_STATES, p.state) }, p.state)),
         cell(p.path),
@@ -424,7 +449,7 @@
         cell(fmtInt(p.records), "num"),
         cell(p.last_error || "", "error"),
       );
-      for (const [i, col] of ["flow", "topic", "partition", "state", "path", "lag_records", "lag_seconds", "records", "last_error"].entries()) {
+      for (const [i, col] of ["flow", "topic", "remote", "partition", "state", "path", "lag_records", "lag_seconds", "records", "last_error"].entries()) {
         row.children[i].dataset.col = col;
       }
       frag.append(row);
