@@ -4,6 +4,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +99,7 @@ func sample(flow string, i int) api.FlowSample {
 	if flow == "A->B" {
 		bytes := 38e6 + 9e6*math.Sin(x/4) + 3e6*math.Sin(x/1.7)
 		return api.FlowSample{BytesPerSecond: bytes, RecordsPerSecond: bytes / 850,
-			LagRecords: int64(42000 + 30000*math.Sin(x/6)), LagSeconds: 1.2 + 0.9*math.Sin(x/6),
+			LagRecords: int64(42000 + 30000*math.Sin(x/6)), LagSeconds: 1.2 + 0.9*math.Sin((x-4)/6),
 			LatencyAvgMs: 14 + 6*math.Sin(x/5), LatencyMaxMs: 48 + 20*math.Sin(x/3)}
 	}
 	bytes := 4e6 + 1.5e6*math.Sin(x/3)
@@ -132,11 +133,13 @@ func (f *fakeNode) flows() api.FlowsView {
 		{Name: "A->B", Source: "A", Target: "B", State: "degraded",
 			Records: copied, Bytes: copied * 850, RecordsPerSecond: ab.RecordsPerSecond, BytesPerSecond: ab.BytesPerSecond,
 			LagRecords: ab.LagRecords, LagSeconds: ab.LagSeconds, Partitions: 6, FastPath: 5, RecordPath: 1, StoppedPartitions: 1,
+			FailoverNow:   fmt.Sprintf("would lose at least %d records, and 1 stopped partitions copy nothing until Strait restarts", ab.LagRecords),
 			CheckpointAge: &fresh, CheckpointsEmitted: 412, GroupOffsetsSynced: 1236,
 			Backlog: &api.BacklogView{Total: 12_000_000, Copied: copied, Fraction: float64(copied) / 12e6, ETASeconds: &eta}},
 		{Name: "B->A", Source: "B", Target: "A", State: "running",
 			Records: int64(300_000 + 5_000*n), Bytes: int64(300_000+5_000*n) * 400, RecordsPerSecond: ba.RecordsPerSecond, BytesPerSecond: ba.BytesPerSecond,
-			Partitions: 2, FastPath: 2, CheckpointAge: &stale, CheckpointsEmitted: 97, GroupOffsetsSynced: 194},
+			FailoverNow: "would lose nothing: every record on the source is copied",
+			Partitions:  2, FastPath: 2, CheckpointAge: &stale, CheckpointsEmitted: 97, GroupOffsetsSynced: 194},
 	}}
 }
 

@@ -1,7 +1,9 @@
 // Package dashboardtest loads a Strait dashboard in headless Chromium and
-// checks what an operator would see: charts drawn with data, the partition
-// table, stopped partitions with their reasons, checkpoint ages, and the
-// bearer token from the URL fragment sent to the API. The dashboard's own
+// checks what an operator would see: charts of throughput, lag and
+// replication latency drawn with data, the partition table with each
+// topic's remote name, stopped partitions with their reasons, checkpoint
+// ages, a layout that uses the window's width, and the bearer token from
+// the URL fragment sent to the API. The dashboard's own
 // browser test runs it against a fake API; cmd/strait's integration tests
 // can run it against a real node.
 //
@@ -178,6 +180,7 @@ func CheckAsksForToken(t testing.TB, baseURL, screenshotPath string) {
 
 // snapshot is what the page shows, read in one evaluation.
 type snapshot struct {
+	Layout      layout         `json:"layout"`
 	Cards       []card         `json:"cards"`
 	Rows        []row          `json:"rows"`
 	Problems    []problem      `json:"problems"`
@@ -189,12 +192,22 @@ type snapshot struct {
 	Foreign     []string       `json:"foreign"`
 }
 
+// layout is how wide the page's parts are, in CSS pixels: the page must
+// use the window's width, not leave half of it empty.
+type layout struct {
+	Viewport int `json:"viewport"` // the window's width
+	Cards    int `json:"cards"`    // the flow cards' container
+	Table    int `json:"table"`    // the partition table's box
+}
+
 // card is a flow's card.
 type card struct {
 	Flow            string  `json:"flow"`
 	State           string  `json:"state"`
 	Checkpoint      string  `json:"checkpoint"`
 	CheckpointStale bool    `json:"checkpointStale"`
+	Width           int     `json:"width"`     // in CSS pixels
+	ChartRows       int     `json:"chartRows"` // distinct rows its charts sit in
 	Charts          []chart `json:"charts"`
 }
 
@@ -269,7 +282,9 @@ const snapshotJS = `(() => {
 	// markup from the API that was parsed instead of shown.
 	const foreign = (sel, allowed) => [...document.querySelectorAll(sel)]
 		.filter(e => !allowed.includes(e.tagName)).map(e => "<" + e.tagName.toLowerCase() + "> in " + sel.split(" ")[0]);
+	const width = (sel) => { const e = document.querySelector(sel); return e ? Math.round(e.getBoundingClientRect().width) : 0; };
 	return {
+		layout: { viewport: document.documentElement.clientWidth, cards: width("#flow-cards"), table: width("#partitions .table-wrap") },
 		foreign: [...foreign("#problem-list *", ["LI", "SPAN"]), ...foreign("#partition-rows *", ["TR", "TD", "SPAN"]),
 			...foreign("#flow-cards h3 *", []), ...foreign("#banner q *", [])],
 		cards: [...document.querySelectorAll("#flow-cards .card")].map(card => ({
@@ -277,6 +292,8 @@ const snapshotJS = `(() => {
 			state: text(card, "header .state"),
 			checkpoint: text(card, "[data-fact=checkpoint] dd"),
 			checkpointStale: card.querySelector("[data-fact=checkpoint]").classList.contains("warn"),
+			width: Math.round(card.getBoundingClientRect().width),
+			chartRows: new Set([...card.querySelectorAll(".chart")].map(box => Math.round(box.getBoundingClientRect().top))).size,
 			charts: [...card.querySelectorAll(".chart")].map(box => {
 				const canvas = box.querySelector("canvas"), info = (charts[card.dataset.flow] || {})[box.dataset.chart] || {};
 				return { chart: box.dataset.chart, width: canvas ? canvas.width : 0, height: canvas ? canvas.height : 0,
@@ -316,6 +333,20 @@ func checkSnapshot(t testing.TB, s snapshot, token string, want Want) {
 		}
 		if s.StoredToken != token {
 			t.Errorf("sessionStorage holds token %q, want the one from the fragment", s.StoredToken)
+		}
+	}
+
+	// At the test's window width (windowWidth) the cards and the table
+	// take the page's width, one card per row with its charts side by side.
+	if l := s.Layout; l.Cards < l.Viewport*85/100 || l.Table < l.Viewport*85/100 {
+		t.Errorf("the flow cards take %d px and the partition table %d px of a %d px wide window: the page leaves part of it empty", l.Cards, l.Table, l.Viewport)
+	}
+	for _, c := range s.Cards {
+		if c.Width < s.Layout.Cards*95/100 {
+			t.Errorf("flow %s's card is %d px wide in the %d px the flow cards have: the rest of the row is empty", c.Flow, c.Width, s.Layout.Cards)
+		}
+		if c.ChartRows > 1 {
+			t.Errorf("flow %s's charts are in %d rows in a %d px wide window, want them side by side in one", c.Flow, c.ChartRows, s.Layout.Viewport)
 		}
 	}
 

@@ -1,6 +1,7 @@
 // Strait's live dashboard: polls the node's JSON API every 2 s and draws
-// flows (charts of throughput and lag), stopped partitions and errors, and
-// a per-partition table. Plain script, no build step.
+// flows (charts of throughput, lag and replication latency), stopped
+// partitions and errors, and a per-partition table with each topic's
+// remote name. Plain script, no build step.
 //
 // Every string from the API reaches the page through textContent or an
 // attribute, never as markup: topic names and error messages are data.
@@ -144,7 +145,7 @@
 
   // ---- state the browser test reads ----------------------------------------
 
-  const cards = new Map(); // flow name -> {root, facts, throughput, lag, note}
+  const cards = new Map(); // flow name -> {root, facts, throughput, lag, latency, note}
 
   const state = {
     polls: 0, // polls done, answered or not
@@ -218,7 +219,8 @@
       axes: [
         { stroke: "#555", grid: { stroke: "#eee" } },
         { scale: left.scale, stroke: left.color, grid: { stroke: "#eee" }, size: 78, values: axisValues(left.fmt) },
-        { scale: right.scale, stroke: right.color, side: 1, grid: { show: false }, size: 70, values: axisValues(right.fmt) },
+        // Two series on one scale (the latency chart's) need one axis.
+        { scale: right.scale, show: right.scale !== left.scale, stroke: right.color, side: 1, grid: { show: false }, size: 70, values: axisValues(right.fmt) },
       ],
     };
   }
@@ -271,7 +273,8 @@
       "article",
       { class: "card", dataset: { flow: name } },
       el("header", null, el("h3", null, name), facts.state),
-      el("dl", { class: "facts" }, facts.throughput.box, facts.lag.box, facts.failover.box, facts.copied.box, facts.partitions.box, facts.checkpoint.box, facts.groups.box),
+      // The failover answer is a sentence: it takes a row of its own, last.
+      el("dl", { class: "facts" }, facts.throughput.box, facts.lag.box, facts.copied.box, facts.partitions.box, facts.checkpoint.box, facts.groups.box, facts.failover.box),
       backlog,
       el(
         "div",
