@@ -71,6 +71,7 @@ plan as JSON.`,
 				printWarnings(stdout, cfg.Warnings, plan.Warnings)
 				return err
 			}
+			printTypos(stdout, cfg.Warnings)
 			cfg.Describe(stdout)
 			if len(plan.Warnings) > 0 {
 				fmt.Fprintln(stdout, "\nClient settings:")
@@ -153,4 +154,22 @@ func printWarnings(w io.Writer, file []config.Warning, clients []config.Warning)
 	for _, x := range append(slices.Clone(file), clients...) {
 		fmt.Fprintln(w, "  "+x.String())
 	}
+}
+
+// printTypos lists first the unknown keys with a guess (misspelt keys),
+// which the settings below would otherwise bury: such a key is ignored, as
+// MM2 ignores it, so the flow runs without the setting it meant.
+func printTypos(w io.Writer, warnings []config.Warning) {
+	var typos []string
+	for _, x := range warnings {
+		if strings.Contains(x.Message, "did you mean") {
+			typos = append(typos, "  "+x.String())
+		}
+	}
+	if len(typos) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Misspelt keys? These are not keys and are ignored:")
+	fmt.Fprintln(w, strings.Join(typos, "\n"))
+	fmt.Fprintln(w)
 }

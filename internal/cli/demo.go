@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -38,7 +41,9 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 records to a few topics on A and replicate them to B with the flow A->B,
 printing throughput and lag until Ctrl-C or --duration. The copy starts on
 a backlog, and a consumer group (demo-app) reads A, so that the backlog's
-progress and the group's checkpoints on B show.`,
+progress and the group's checkpoints on B show; at the end it prints the
+group's offsets on A beside the ones Strait translated for it on B.
+--duration 0 or less is refused: leave the flag out to run until Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := lf.logger(stderr)
@@ -51,21 +56,22 @@ progress and the group's checkpoints on B show.`,
 			if cmd.Flags().Changed("duration") && duration <= 0 {
 				return usageError{fmt.Errorf("--duration %s: give a positive duration, or leave the flag out to run until Ctrl-C", duration)}
 			}
-			if !cmd.Flags().Changed("api-listen") && !free(apiListen) {
-				// A node already serves on the default port: take any.
-				apiListen = "127.0.0.1:0"
+			given := cmd.Flags().Changed("api-listen")
+			if given && !free(apiListen) {
+				return usageError{fmt.Errorf("--api-listen %s: the address is taken (another strait node or demo?): give another, or --api-listen 127.0.0.1:0 for any free port", apiListen)}
 			}
+			apiListen, apiNote := demoAPIAddress(apiListen, given, free)
 			ctx := cmd.Context()
 			if duration > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, duration)
 				defer cancel()
 			}
-			return runDemo(ctx, stdout, logger, demoOptions{rate: rate, partitions: partitions, apiListen: apiListen})
+			return runDemo(ctx, stdout, logger, demoOptions{rate: rate, partitions: partitions, apiListen: apiListen, apiNote: apiNote})
 		},
 	}
 	cmd.Flags().DurationVar(&duration, "duration", 0, "stop after this long (leave it out to run until Ctrl-C)")
-	cmd.Flags().StringVar(&apiListen, "api-listen", defaultAPI, "serve the dashboard and API here (a free port when the default is taken)")
+	cmd.Flags().StringVar(&apiListen, "api-listen", defaultAPI, "serve the dashboard and API here (when the default is taken, a free port, printed; a given address must be free)")
 	cmd.Flags().IntVar(&rate, "rate", 5000, "records per second the generator writes")
 	cmd.Flags().Int32Var(&partitions, "partitions", 3, "partitions per demo topic")
 	lf.register(cmd, "warn")
@@ -77,11 +83,22 @@ type demoOptions struct {
 	rate       int
 	partitions int32
 	apiListen  string
+	apiNote    string // why the API is not on the default address
 }
 
 // demoGroup is the consumer group the demo runs on A, so that its
 // checkpoints (exact offset translation) show on B.
 const demoGroup = "demo-app"
+
+// demoAPIAddress is where the demo serves its API: addr, unless it is the
+// default (not given) and taken, as when a node already serves on this
+// machine; then any free port, with a line that says so.
+func demoAPIAddress(addr string, given bool, free func(string) bool) (listen, note string) {
+	if !given && !free(addr) {
+		return "127.0.0.1:0", fmt.Sprintf("%s is taken (another strait node or demo?): the dashboard takes a free port instead (choose one with --api-listen).", addr)
+	}
+	return addr, ""
+}
 
 // free says whether addr can be listened on now.
 func free(addr string) bool {
@@ -140,7 +157,7 @@ strait.api.listen = %s
 	if err := writeBacklog(ctx, gen, backlog); err != nil {
 		return fmt.Errorf("writing the demo's backlog: %w", err)
 	}
-	fmt.Fprintf(w, "Wrote a backlog of %s records on A; group %s reads A while Strait copies it.\n", group(int64(backlog)), demoGroup)
+	fmt.Fprintf(w, "Wrote a backlog of %s %s on A; group %s reads A while Strait copies it.\n", group(int64(backlog)), nouns(backlog, "record"), demoGroup)
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(a.ListenAddrs()...), kgo.ConsumerGroup(demoGroup), kgo.ConsumeTopics(demoTopics...),
 		kgo.AutoCommitInterval(time.Second))
 	if err != nil {
@@ -157,6 +174,9 @@ strait.api.listen = %s
 		return err
 	}
 	defer node.close()
+	if o.apiNote != "" {
+		fmt.Fprintln(w, o.apiNote)
+	}
 	if node.server != nil {
 		fmt.Fprintf(w, "Dashboard: %s/  (metrics at %s/metrics, JSON at %s/api/v1/flows); 'strait status --api %s' shows the same.\n", node.server.URL(), node.server.URL(), node.server.URL(), node.server.URL())
 	} else {
@@ -188,7 +208,11 @@ strait.api.listen = %s
 		mu.Unlock()
 	})
 
-	wg.Go(func() { consume(genCtx, consumer) })
+	consumeDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(consumeDone)
+		consume(genCtx, consumer)
+	})
 
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
@@ -207,7 +231,7 @@ loop:
 			copied, lag := demoProgress(d)
 			perSec := float64(copied-last) / now.Sub(lastAt).Seconds()
 			last, lastAt = copied, now
-			line := fmt.Sprintf("[%5.0fs] copied %10s records  %8s records/s  lag %6s records  %s", now.Sub(start).Seconds(), group(copied), group(int64(perSec)), group(lag), checkpointText(d))
+			line := fmt.Sprintf("[%5.0fs] copied %10s %-7s  %8s records/s  lag %6s %-7s  %s", now.Sub(start).Seconds(), group(copied), nouns(copied, "record"), group(int64(perSec)), group(lag), nouns(lag, "record"), checkpointText(d))
 			if terminal {
 				fmt.Fprint(w, "\r"+line) // one line, updated in place
 			} else if int(now.Sub(start).Round(time.Second).Seconds())%5 == 0 {
@@ -233,6 +257,12 @@ loop:
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	// The group's last offsets on A, and B's copy of them once Strait's
+	// checkpoints have moved them: exact offset translation, shown.
+	<-consumeDone
+	endCtx, endCancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer endCancel()
+	offsets := demoGroupOffsets(endCtx, consumer, gen, b.ListenAddrs(), runDone)
 	cps := checkpointText(d)
 	stopRun()
 	wg.Wait()
@@ -243,8 +273,9 @@ loop:
 		return runErr
 	}
 	copied, _ := demoProgress(d)
+	printGroupOffsets(w, offsets)
 	mu.Lock()
-	fmt.Fprintf(w, "Done: generated %s records, copied %s to B; %s.\n", group(produced+int64(backlog)), group(copied), cps)
+	fmt.Fprintf(w, "Done: generated %s %s, copied %s to B; %s.\n", group(produced+int64(backlog)), nouns(produced+int64(backlog), "record"), group(copied), cps)
 	mu.Unlock()
 	fmt.Fprint(w, `
 Next, against real Kafka (README.md, "A copy between two local clusters"):
@@ -268,7 +299,102 @@ func checkpointText(d *daemon.Daemon) string {
 			n += f.Checkpoints.Emitted
 		}
 	}
-	return fmt.Sprintf("%s checkpoints of %s on B", group(n), demoGroup)
+	return checkpointCount(n)
+}
+
+// checkpointCount says that n checkpoints of the demo's group reached B.
+func checkpointCount(n int64) string {
+	return fmt.Sprintf("%s %s of %s on B", group(n), nouns(n, "checkpoint"), demoGroup)
+}
+
+// groupOffset is a partition of the demo's group: its committed offset on
+// A, and on B (-1 while B has none) in the remote topic.
+type groupOffset struct {
+	topic     string
+	partition int32
+	a, b      int64
+}
+
+// demoGroupOffsets commits what the demo's group read, then reads the
+// group's offsets on A and, until they match or 5 s pass, on B, where
+// Strait's group offset sync writes them translated.
+func demoGroupOffsets(ctx context.Context, consumer, onA *kgo.Client, bAddrs []string, runDone <-chan struct{}) []groupOffset {
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		return nil
+	}
+	committed, err := kadm.NewClient(onA).FetchOffsets(ctx, demoGroup)
+	if err != nil {
+		return nil
+	}
+	var offs []groupOffset
+	committed.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			offs = append(offs, groupOffset{topic: o.Topic, partition: o.Partition, a: o.At, b: -1})
+		}
+	})
+	slices.SortFunc(offs, func(x, y groupOffset) int {
+		return cmp.Or(cmp.Compare(x.topic, y.topic), cmp.Compare(x.partition, y.partition))
+	})
+	onB, err := kgo.NewClient(kgo.SeedBrokers(bAddrs...))
+	if err != nil {
+		return offs
+	}
+	defer onB.Close()
+	adm := kadm.NewClient(onB)
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	poll := time.NewTicker(200 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		synced := 0
+		if got, err := adm.FetchOffsets(ctx, demoGroup); err == nil {
+			for i := range offs {
+				if o, ok := got.Lookup("A."+offs[i].topic, offs[i].partition); ok && o.Err == nil {
+					offs[i].b = o.At
+				}
+				if offs[i].b == offs[i].a {
+					synced++
+				}
+			}
+		}
+		if synced == len(offs) {
+			return offs
+		}
+		select {
+		case <-poll.C:
+		case <-deadline.C:
+			return offs
+		case <-runDone:
+			return offs
+		case <-ctx.Done():
+			return offs
+		}
+	}
+}
+
+// printGroupOffsets shows the demo group's offsets on A beside B's.
+func printGroupOffsets(w io.Writer, offs []groupOffset) {
+	if len(offs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Group %s: its offsets on A, and on B as Strait translated them (sync.group.offsets):\n", demoGroup)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TOPIC\tPARTITION\tOFFSET ON A\tTOPIC ON B\tOFFSET ON B")
+	exact := true
+	for _, o := range offs {
+		b := "-"
+		if o.b >= 0 {
+			b = group(o.b)
+		}
+		exact = exact && o.b == o.a
+		fmt.Fprintf(tw, "  %s\t%d\t%s\tA.%s\t%s\n", o.topic, o.partition, group(o.a), o.topic, b)
+	}
+	tw.Flush()
+	if exact {
+		fmt.Fprintf(w, "A consumer of %s that moves to B resumes where it stopped on A: nothing read twice, nothing skipped.\n", demoGroup)
+	} else {
+		fmt.Fprintln(w, "B's offsets trail A's until the next checkpoint (every second here); 'strait offsets translate' shows each one.")
+	}
 }
 
 // writeBacklog writes n records to the demo topics and waits for them.

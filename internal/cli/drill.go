@@ -139,7 +139,7 @@ func printDrill(w io.Writer, r drill.Result, a, b string) {
 		verdict = "FAIL"
 	}
 	fmt.Fprintf(w, "Drill %s->%s: %s\n", a, b, verdict)
-	fmt.Fprintf(w, "  RPO         %d records not copied when %s was lost, the oldest written %.1f s before\n", r.RPORecords, a, r.RPOSeconds)
+	fmt.Fprintf(w, "  RPO         %d %s not copied when %s was lost, the oldest written %.1f s before\n", r.RPORecords, nouns(r.RPORecords, "record"), a, r.RPOSeconds)
 	fmt.Fprintf(w, "  RTO         %.1f s from the loss to the first record read on %s (strait failover: %.1f s)\n", r.RTOSeconds, b, r.FailoverSeconds)
 	fmt.Fprintf(w, "  records     %d written, %d read; %d lost (the RPO's orphans not read before the loss), %d skipped, %d read twice\n", r.Produced, r.Read, r.Lost, r.Skipped, r.ReadTwice)
 	fmt.Fprintf(w, "              (read twice: what the group read on %s after its last checkpoint, which a failover without %s must take;\n", a, a)

@@ -80,7 +80,11 @@ converted (not YAML, no KafkaMirrorMaker2, no mirror to convert).`,
 						n++
 					}
 				}
-				return fmt.Errorf("%d field(s) of %s have no equivalent in the properties (the unmapped lines above): do what each says before deploying", n, name)
+				have := "have"
+				if n == 1 {
+					have = "has"
+				}
+				return fmt.Errorf("%s of %s %s no equivalent in the properties (the unmapped lines above): do what each says before deploying", plural(n, "field"), name, have)
 			}
 			return nil
 		},

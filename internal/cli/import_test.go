@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,7 +39,7 @@ func TestImportStrimzi(t *testing.T) {
 				"strimzi-unmapped.yaml:9: unmapped: spec.resources:",
 				"unmapped: spec.mirrors[0].sourceConnector.state: state paused",
 				`unmapped: spec.mirrors[0].topicsPatern: unknown field, not in Strimzi's KafkaMirrorMaker2 API here; not converted (did you mean "topicsPattern"?)`,
-				"strait: 3 field(s) of testdata/strimzi-unmapped.yaml have no equivalent",
+				"strait: 3 fields of testdata/strimzi-unmapped.yaml have no equivalent",
 			},
 			notErr: []string{"Run 'strait"},
 		},
@@ -96,5 +98,50 @@ func TestImportStrimzi(t *testing.T) {
 				t.Errorf("--secrets-dir was not used:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestImportedStrimziChecksWithoutWarnings: a KafkaMirrorMaker2 with
+// replicas: 3 and tasksMax imports into a file that check accepts without a
+// warning (no tasks.max, which Strait would only warn it has no tasks for),
+// and the notes say how to run it on three nodes.
+func TestImportedStrimziChecksWithoutWarnings(t *testing.T) {
+	cr := filepath.Join(t.TempDir(), "mm2.yaml")
+	if err := os.WriteFile(cr, []byte(`apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaMirrorMaker2
+metadata:
+  name: a-to-b
+spec:
+  replicas: 3
+  connectCluster: b
+  clusters:
+    - alias: a
+      bootstrapServers: a-kafka-bootstrap:9092
+    - alias: b
+      bootstrapServers: b-kafka-bootstrap:9092
+  mirrors:
+    - sourceCluster: a
+      targetCluster: b
+      sourceConnector:
+        tasksMax: 4
+        config:
+          replication.factor: -1
+      checkpointConnector:
+        tasksMax: 2
+      topicsPattern: ".*"
+      groupsPattern: ".*"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, props, errOut := run(t, "import", "strimzi", cr)
+	if code != ExitOK {
+		t.Fatalf("import: exit %d\nstderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "run 3 Strait processes with these properties") {
+		t.Errorf("the notes do not say how to run three nodes:\n%s", errOut)
+	}
+	code, out, errOut := run(t, "check", "--offline", writeFile(t, props))
+	if code != ExitOK || !strings.Contains(out, "Warnings: none") || strings.Contains(strings.ToLower(out), "warning:") {
+		t.Fatalf("check of the imported file: exit %d\nproperties:\n%s\nstdout:\n%s\nstderr:\n%s", code, props, out, errOut)
 	}
 }

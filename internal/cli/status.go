@@ -137,7 +137,7 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 	for _, f := range flows.Flows {
 		fmt.Fprintf(w, "Flow %s: %s\n", f.Name, f.State)
 		fmt.Fprintf(w, "  throughput  %s/s, %s records/s\n", bytesText(f.BytesPerSecond), countText(f.RecordsPerSecond))
-		fmt.Fprintf(w, "  lag (RPO)   %s records, %s\n", countText(float64(f.LagRecords)), secondsText(f.LagSeconds))
+		fmt.Fprintf(w, "  lag (RPO)   %s %s, %s\n", countText(float64(f.LagRecords)), nouns(f.LagRecords, "record"), secondsText(f.LagSeconds))
 		if f.FailoverNow != "" {
 			fmt.Fprintf(w, "  failover    now %s\n", f.FailoverNow)
 		}
@@ -146,7 +146,7 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 			if b.ETASeconds != nil {
 				eta = "ETA " + durationText(*b.ETASeconds)
 			}
-			fmt.Fprintf(w, "  backlog     %s %3.0f%%  %s of %s records, %s\n", progressBar(b.Fraction, 30), 100*b.Fraction, countText(float64(b.Copied)), countText(float64(b.Total)), eta)
+			fmt.Fprintf(w, "  backlog     %s %3.0f%%  %s of %s %s, %s\n", progressBar(b.Fraction, 30), 100*b.Fraction, countText(float64(b.Copied)), countText(float64(b.Total)), nouns(b.Total, "record"), eta)
 		}
 		fmt.Fprintf(w, "  partitions  %d (%d fast path, %d record path), %d stopped\n", f.Partitions, f.FastPath, f.RecordPath, f.StoppedPartitions)
 		if s := f.Share; s != nil {
@@ -160,14 +160,14 @@ func renderStatus(w io.Writer, flows api.FlowsView, parts api.PartitionsView) {
 			}
 		}
 		if x := f.Transactions; x != nil {
-			fmt.Fprintf(w, "  exactly-once transactional id %s: %d transactions committed, %d aborted and copied again\n", x.ID, x.Committed, x.Aborted)
+			fmt.Fprintf(w, "  exactly-once transactional id %s: %d %s committed, %d aborted and copied again\n", x.ID, x.Committed, nouns(x.Committed, "transaction"), x.Aborted)
 		}
 		switch {
 		case f.CheckpointAge != nil && f.CheckpointsEmitted == 0:
 			// The checkpointer ran, with no group to checkpoint yet.
 			fmt.Fprintf(w, "  checkpoints none written yet (checked %s ago)\n", secondsText(*f.CheckpointAge))
 		case f.CheckpointAge != nil:
-			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group offsets synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced)
+			fmt.Fprintf(w, "  checkpoints %s ago; %d written, %d group %s synced\n", secondsText(*f.CheckpointAge), f.CheckpointsEmitted, f.GroupOffsetsSynced, nouns(f.GroupOffsetsSynced, "offset"))
 		}
 		for _, p := range f.Problems {
 			fmt.Fprintf(w, "  ! %s %s: %s\n", p.Kind, p.Item, p.Error)
@@ -193,11 +193,15 @@ func progressBar(f float64, width int) string {
 }
 
 // plural is n and word, with an s unless n is 1: "1 partition", "3 partitions".
-func plural(n int, word string) string {
+func plural(n int, word string) string { return fmt.Sprintf("%d %s", n, nouns(n, word)) }
+
+// nouns is word for a count of 1, else its plural (an s): "1 record",
+// "0 records", "3 records".
+func nouns[N int | int32 | int64](n N, word string) string {
 	if n == 1 {
-		return "1 " + word
+		return word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return word + "s"
 }
 
 // countText is a count with a k, M or G suffix from 10,000 on.

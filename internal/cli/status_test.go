@@ -7,6 +7,7 @@ import (
 	"strait/internal/api"
 	"strait/internal/coord"
 	"strait/internal/daemon"
+	"strait/internal/drill"
 )
 
 func TestRenderStatus(t *testing.T) {
@@ -54,6 +55,31 @@ func TestRenderStatusBeforeTheFirstCheckpoint(t *testing.T) {
 	}}}, api.PartitionsView{})
 	got := b.String()
 	for _, want := range []string{"  checkpoints none written yet (checked 1.7 s ago)\n", "owns 1 partition\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+}
+
+// TestCountsOfOneAreSingular: every count the CLI prints beside a noun
+// says "1 record", not "1 records".
+func TestCountsOfOneAreSingular(t *testing.T) {
+	age := 2.0
+	var b strings.Builder
+	renderStatus(&b, api.FlowsView{Flows: []api.FlowView{{
+		Name: "A->B", State: "running", LagRecords: 1, Partitions: 1, FastPath: 1, CheckpointAge: &age, CheckpointsEmitted: 1, GroupOffsetsSynced: 1,
+		Backlog:      &api.BacklogView{Total: 1, Copied: 1, Fraction: 1},
+		Transactions: &api.TransactionsView{ID: "strait-A-1", Committed: 1, Aborted: 1},
+	}}}, api.PartitionsView{})
+	printDrill(&b, drill.Result{RPORecords: 1}, "A", "B")
+	b.WriteString(checkpointCount(1) + "\n")
+	got := b.String()
+	for _, bad := range []string{"1 records", "1 transactions", "1 group offsets", "1 checkpoints"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%q in:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"lag (RPO)   1 record,", "1 of 1 record,", "1 transaction committed", "1 written, 1 group offset synced", "1 record not copied", "1 checkpoint of demo-app"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in:\n%s", want, got)
 		}

@@ -224,7 +224,7 @@ func newProgress(w io.Writer, what string) func(done, total int64) {
 		if el := now.Sub(start).Seconds(); done > 0 && el > 0 {
 			eta = "ETA " + durationText(float64(total-done)/(float64(done)/el))
 		}
-		fmt.Fprintf(w, "\r%s %s %3.0f%%  %s of %s offsets, %s   ", what, progressBar(frac, 30), 100*frac, countText(float64(done)), countText(float64(total)), eta)
+		fmt.Fprintf(w, "\r%s %s %3.0f%%  %s of %s %s, %s   ", what, progressBar(frac, 30), 100*frac, countText(float64(done)), countText(float64(total)), nouns(total, "offset"), eta)
 	}
 }
 

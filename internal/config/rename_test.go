@@ -51,7 +51,7 @@ A->C.enabled = true
 			want: map[string]string{"A->B": "orders=prod.orders, payments=prod.payments", "A->C": ""},
 		},
 		{
-			name: "the README's example",
+			name: "the example in docs/configuration.md (Renaming topics)",
 			src:  three + "A->B.strait.rename.rules = orders=prod.orders, re:^legacy-(.*)$=new-$1, \\\n    re:^([a-z]+)\\\\.v1$=$1.v2\n",
 			want: map[string]string{"A->B": `orders=prod.orders, re:^legacy-(.*)$=new-$1, re:^([a-z]+)\.v1$=$1.v2`, "A->C": ""},
 		},
