@@ -57,11 +57,8 @@ plan as JSON.`,
 			}
 			if plan == nil {
 				// Show the warnings too: they often explain the errors.
-				if cfg != nil && len(cfg.Warnings) > 0 {
-					fmt.Fprintln(stdout, "Warnings:")
-					for _, w := range cfg.Warnings {
-						fmt.Fprintln(stdout, "  "+w.String())
-					}
+				if cfg != nil {
+					printWarnings(stdout, cfg.Warnings, nil)
 				}
 				return err
 			}
@@ -104,16 +101,9 @@ func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, plan *k
 	var errs []error
 	seen := map[string]bool{}
 	for _, fp := range plan.Flows {
-		type side struct {
-			alias  string
-			client *kafkaclient.Client
-		}
-		var sides []side
-		switch f := fp.Flow; {
-		case fp.Replicates:
-			sides = []side{{f.Source, fp.SourceAdmin}, {f.Target, fp.TargetAdmin}}
-		case fp.Heartbeats:
-			sides = []side{{f.Target, fp.TargetProducer}}
+		sides := replicationSides(fp)
+		if !fp.Replicates && fp.Heartbeats {
+			sides = []clusterSide{{fp.Flow.Target, fp.TargetProducer}}
 		}
 		for _, s := range sides {
 			if seen[s.alias] {
@@ -130,6 +120,21 @@ func checkClusters(ctx context.Context, w io.Writer, cfg *config.Config, plan *k
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// clusterSide is one cluster a flow contacts, with the client to reach it.
+type clusterSide struct {
+	alias  string
+	client *kafkaclient.Client
+}
+
+// replicationSides are the source and the target of a replicating flow,
+// each with its admin client; none for a flow that does not replicate.
+func replicationSides(fp *kafkaclient.FlowPlan) []clusterSide {
+	if !fp.Replicates {
+		return nil
+	}
+	return []clusterSide{{fp.Flow.Source, fp.SourceAdmin}, {fp.Flow.Target, fp.TargetAdmin}}
 }
 
 // ping connects to cluster alias with client, as check does, so that

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"strait/internal/checkpoint"
-	"strait/internal/kafkaclient"
 )
 
 func newOffsetsCmd(stdout io.Writer) *cobra.Command {
@@ -84,12 +83,9 @@ no exact translation. --from A --to B is the same as --flow A->B.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			if fp := plan.Flow(from, to); fp != nil && fp.Replicates {
+			if fp := plan.Flow(from, to); fp != nil {
 				// Both clusters answer first, or the error says which and why.
-				for _, side := range []struct {
-					alias  string
-					client *kafkaclient.Client
-				}{{from, fp.SourceAdmin}, {to, fp.TargetAdmin}} {
+				for _, side := range replicationSides(fp) {
 					if err := ping(ctx, cfg, fp, side.alias, side.client, "offsets-translate", timeout); err != nil {
 						return err
 					}
