@@ -645,6 +645,10 @@ broker.session.timeout.ms=3000
 broker.heartbeat.interval.ms=500
 auto.create.topics.enable=false
 log.retention.check.interval.ms=1000
+# The cleaner's dedupe map is one heap buffer, 128 MiB by default: in a 512 MiB heap a
+# cleaner restarted by a dynamic config change can fail to find room for a second one
+# (the broker died with OutOfMemoryError so). 32 MiB maps 1.2 million keys per cleaning.
+log.cleaner.dedupe.buffer.size=33554432
 EOF
 	[[ -z $secure ]] || write_security_properties >>"$bdir/server.properties"
 	[[ " $secure" != *" $KERBEROS_LISTENER="* ]] || write_kerberos_properties >>"$bdir/server.properties"

@@ -33,8 +33,6 @@ var envOptions = kafkatest.Options{
 	BrokerConfig: map[string]string{
 		// The compacted-topic test waits for the cleaner: look for work every second.
 		"log.cleaner.backoff.ms": "1000",
-		// 32 MiB maps 1.2 million keys per cleaning, enough here, in a small heap.
-		"log.cleaner.dedupe.buffer.size": "33554432",
 		// Exactly-once mode on several nodes: the open transaction of a node killed or
 		// stopped (SIGSTOP) holds its partitions' last stable offset, and with it
 		// read_committed readers and the node that takes them over, until the

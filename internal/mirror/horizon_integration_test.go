@@ -3,13 +3,11 @@
 package mirror_test
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/batch"
@@ -44,39 +42,6 @@ func batchAt(hs []batch.Header, offset int64) (batch.Header, bool) {
 	return batch.Header{}, false
 }
 
-// setCleanerBackoff sets log.cleaner.backoff.ms on every broker of c, a
-// dynamic setting, so a cleaner with nothing to do looks again within
-// 200 ms instead of 15 s; the default comes back when the test ends.
-func setCleanerBackoff(t *testing.T, c *kafkatest.Cluster) {
-	t.Helper()
-	v := "200"
-	adm := c.Admin(t)
-	if err := alterErr(adm.AlterBrokerConfigs(t.Context(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.cleaner.backoff.ms", Value: &v}})); err != nil {
-		t.Fatalf("setting log.cleaner.backoff.ms on cluster %s: %v", c.Name, err)
-	}
-	t.Cleanup(func() { // before adm closes: cleanups run last first
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := alterErr(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "log.cleaner.backoff.ms"}})); err != nil {
-			t.Errorf("restoring log.cleaner.backoff.ms on cluster %s: %v", c.Name, err)
-		}
-	})
-}
-
-// alterErr is the error of an AlterBrokerConfigs call, its request's or a
-// broker's.
-func alterErr(rs kadm.AlterConfigsResponses, err error) error {
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if r.Err != nil {
-			return fmt.Errorf("%w: %s", r.Err, r.ErrMessage)
-		}
-	}
-	return nil
-}
-
 // TestTombstonesKeepTheTargetsDeleteHorizon: Kafka's cleaner rewrites a
 // compacted batch holding tombstones with the delete-horizon attribute and
 // the horizon (its clean time plus delete.retention.ms) as the batch's
@@ -88,8 +53,6 @@ func alterErr(rs kadm.AlterConfigsResponses, err error) error {
 // horizon, so the target's cleaner sets its own.
 func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 	a, b := env.Clusters[0], env.Clusters[1]
-	setCleanerBackoff(t, a)
-	setCleanerBackoff(t, b)
 	topic := kafkatest.Name(t, "horizon")
 	remote := "A." + topic
 	cfg := func(deleteRetention string) map[string]*string {
