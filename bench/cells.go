@@ -69,20 +69,14 @@ func linkFiguresOf(summary map[string]toolSummary, limits []limitResult) *linkFi
 			f.LimitMBps = l.SteadyMBPerSec
 		}
 	}
-	div := func(a, b float64) float64 {
-		if a == 0 || b == 0 {
-			return 0
-		}
-		return a / b
-	}
 	s := summary[toolStrait].SteadyMBps.Median
-	f.StraitOverMM2 = div(s, summary[toolMM2].SteadyMBps.Median)
-	f.StraitOverMM2Default = div(s, summary[toolMM2Default].SteadyMBps.Median)
-	f.StraitOfLimit = div(s, f.LimitMBps)
+	f.StraitOverMM2 = ratioOf(s, summary[toolMM2].SteadyMBps.Median)
+	f.StraitOverMM2Default = ratioOf(s, summary[toolMM2Default].SteadyMBps.Median)
+	f.StraitOfLimit = ratioOf(s, f.LimitMBps)
 	d := summary[toolStraitDefault].SteadyMBps.Median
-	f.DefaultOverMM2Default = div(d, summary[toolMM2Default].SteadyMBps.Median)
-	f.DefaultOverMM2 = div(d, summary[toolMM2].SteadyMBps.Median)
-	f.DefaultOfLimit = div(d, f.LimitMBps)
+	f.DefaultOverMM2Default = ratioOf(d, summary[toolMM2Default].SteadyMBps.Median)
+	f.DefaultOverMM2 = ratioOf(d, summary[toolMM2].SteadyMBps.Median)
+	f.DefaultOfLimit = ratioOf(d, f.LimitMBps)
 	return f
 }
 
@@ -236,12 +230,6 @@ func (c *cellResult) summarizeCell() {
 			c.StraitPath = "record"
 		}
 	}
-	div := func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return a / b
-	}
 	c.EOSCost = nil
 	for _, t := range []string{toolStrait, toolMM2} {
 		plain, ok1 := c.Summary[t]
@@ -253,9 +241,9 @@ func (c *cellResult) summarizeCell() {
 			c.EOSCost = map[string]eosCost{}
 		}
 		c.EOSCost[t] = eosCost{
-			SteadyMBps:     div(eos.SteadyMBps.Median, plain.SteadyMBps.Median),
-			SteadyCPUPerGB: div(eos.SteadyCPUPerGB.Median, plain.SteadyCPUPerGB.Median),
-			PeakRSS:        div(eos.PeakRSSMiB.Median, plain.PeakRSSMiB.Median),
+			SteadyMBps:     ratioOf(eos.SteadyMBps.Median, plain.SteadyMBps.Median),
+			SteadyCPUPerGB: ratioOf(eos.SteadyCPUPerGB.Median, plain.SteadyCPUPerGB.Median),
+			PeakRSS:        ratioOf(eos.PeakRSSMiB.Median, plain.PeakRSSMiB.Median),
 		}
 	}
 	c.Link = nil
@@ -268,11 +256,11 @@ func (c *cellResult) summarizeCell() {
 		return
 	}
 	c.Ratios = ratios{
-		SteadyMBps:     div(s.SteadyMBps.Median, m.SteadyMBps.Median),
-		SteadyCPUPerGB: div(s.SteadyCPUPerGB.Median, m.SteadyCPUPerGB.Median),
-		PeakRSS:        div(s.PeakRSSMiB.Median, m.PeakRSSMiB.Median),
-		MBps:           div(s.MBps.Median, m.MBps.Median),
-		CPUPerGB:       div(s.CPUPerGB.Median, m.CPUPerGB.Median),
+		SteadyMBps:     ratioOf(s.SteadyMBps.Median, m.SteadyMBps.Median),
+		SteadyCPUPerGB: ratioOf(s.SteadyCPUPerGB.Median, m.SteadyCPUPerGB.Median),
+		PeakRSS:        ratioOf(s.PeakRSSMiB.Median, m.PeakRSSMiB.Median),
+		MBps:           ratioOf(s.MBps.Median, m.MBps.Median),
+		CPUPerGB:       ratioOf(s.CPUPerGB.Median, m.CPUPerGB.Median),
 	}
 	c.Ratios.BrokerBCPUPerGB, _, _, _ = brokerBLoad(s, m)
 	if c.Workload.Link != nil {
@@ -370,4 +358,12 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	}
 	c.summarizeCell()
 	return c, errors.Join(errs...)
+}
+
+// ratioOf is a / b of two medians, 0 when either is missing (a tool did not run).
+func ratioOf(a, b float64) float64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return a / b
 }

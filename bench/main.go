@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -31,6 +32,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
+	}
+	if p.Docs {
+		wd, err := os.Getwd()
+		if err == nil {
+			wd, err = findRoot(wd)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -docs: %v\n", err)
+			return 1
+		}
+		out := p.OutDir
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(wd, out)
+		}
+		return writeDocs(wd, out, stdout, stderr)
 	}
 	if p.Rerender != "" {
 		return rerender(p.Rerender, p.OutDir, stdout, stderr)
@@ -56,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log.Info("results written", "files", files)
+	if res.Params.Matrix != matrixNone {
+		log.Info("the README and docs/performance.md cite the latest matrix reports: go run ./bench -docs rewrites their tables")
+	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", runErr)
 		return 1

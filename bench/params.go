@@ -144,7 +144,10 @@ type params struct {
 	StraitProps string `json:"strait_props,omitempty"`
 	OutDir      string `json:"-"`
 	Rerender    string `json:"-"`
-	KeepLogs    bool   `json:"-"`
+	// Docs rewrites the generated sections of the README and docs/performance.md from the
+	// latest reports (docs.go); no measurement.
+	Docs     bool `json:"-"`
+	KeepLogs bool `json:"-"`
 	// linkFlags is -link-rtt or -link-mbps given without -matrix distance: an error.
 	linkFlags bool
 }
@@ -262,6 +265,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.StringVar(&p.StraitBin, "strait-bin", "", "use this strait binary instead of building ./cmd/strait")
 	fs.StringVar(&p.StraitProps, "strait-props", "", "extra properties for Strait's file only, key=value;key=value (e.g. strait.fast.path=false)")
 	fs.StringVar(&p.OutDir, "out", p.OutDir, "directory for <timestamp>.md, <timestamp>.json and latest.md (relative to the repository root)")
+	fs.BoolVar(&p.Docs, "docs", false, "rewrite the figures of README.md and docs/performance.md from the reports matrix-latest.md and distance-latest.md point at (no new measurement)")
 	fs.BoolVar(&p.KeepLogs, "keep", false, "keep the clusters' dir, the tools' logs and each latency run's per-record latencies (CSV) after the run")
 	fs.StringVar(&p.Rerender, "rerender", "", "rewrite the report of this stored <stamp>.json with the current path rules and targets (no new measurement)")
 	if err := fs.Parse(args); err != nil {
