@@ -60,12 +60,16 @@ test:
 	$(GO) test -race -count=1 ./...
 
 # Integration tests: real Apache Kafka brokers, started once per package by
-# scripts/kafka.sh (which fetches the jars with Maven on first use).
+# scripts/kafka.sh (which fetches the jars with Maven on first use). Only the tests of
+# the files built with the integration tag run: the unit tests of the same packages ran
+# in `make test`, with -race, and would otherwise run again (about 2.5 minutes).
+INTEGRATION_TESTS = $(shell grep -l '^//go:build integration' $$(git ls-files '*_test.go') | xargs grep -ho '^func Test[A-Za-z0-9_]*' | sed 's/^func //' | grep -vx TestMain | sort -u | paste -sd'|' -)
 test-integration:
 	scripts/kafka.sh fetch
 	scripts/kdc.sh install
 	scripts/chromium.sh install
-	$(GO) test -tags integration -count=1 -p 1 -timeout 30m ./...
+	@test -n '$(INTEGRATION_TESTS)' || { echo "no integration tests found"; exit 1; }
+	$(GO) test -tags integration -count=1 -p 1 -timeout 30m -run '^($(INTEGRATION_TESTS))$$' ./...
 
 # Fault tests (internal/faults, build tag faults): the strait binary against real brokers
 # (two single-broker clusters and one of three brokers), each behind a TCP fault proxy,
@@ -112,4 +116,11 @@ demo:
 	$(GO) run ./cmd/strait demo
 
 # Everything CI runs.
-ci: lint test test-integration test-faults fuzz image
+# The stages one after the other, each with its time, so a slow CI run says where.
+CI_STAGES = lint test test-integration test-faults fuzz image
+ci:
+	@for stage in $(CI_STAGES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || { echo "make ci: $$stage failed after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+		echo "make ci: $$stage took $$(( $$(date +%s) - start )) s"; \
+	done
