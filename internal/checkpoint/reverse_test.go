@@ -118,3 +118,67 @@ func fakeTargetWithLogStart(t *testing.T, start int64) *kadm.Client {
 	}
 	return adm
 }
+
+// TestReverseIndexReadMidDrainNeverSkips: a reader of the reverse flow's
+// index sees one Drain's records one at a time, and a checkpoint may be
+// computed between them. Whatever prefix it saw, its first unread record
+// must not be later than the whole drain gives: a later one skips records
+// on failover. The drain here grows the first segment and adds a second
+// one past skipped offsets, and moves the coverage to 300 (seen failing in
+// internal/checkpoint TestActiveActiveFailoverSkipsNothing: a checkpoint
+// at 4000 on B for a group at 3900 on A skipped 100 of B's records).
+func TestReverseIndexReadMidDrainNeverSkips(t *testing.T) {
+	const topic = "strait-index.B.internal"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	tp := index.TP{Topic: "orders", Partition: 0}
+	drain := func(p *offsets.Partition) []index.Update {
+		var out []index.Update
+		for _, ch := range p.Drain() {
+			out = append(out, index.Update{TP: tp, Change: ch})
+		}
+		return out
+	}
+	// B's 0-99 copied to A's 0-99, persisted.
+	p := offsets.NewPartition()
+	p.SetStart(0)
+	p.AckRange(0, 0, 100)
+	p.Cover(100)
+	if err := index.Write(t.Context(), cl, topic, drain(p)); err != nil {
+		t.Fatal(err)
+	}
+	// Then B's 100-149 to A's 100-149, B's 150-199 skipped (A's copies),
+	// B's 200-249 to A's 160-209, coverage 300: one drain of two records.
+	p.AckRange(100, 100, 50)
+	p.AckRange(200, 160, 50)
+	p.Cover(300)
+	updates := drain(p)
+	if len(updates) < 2 {
+		t.Fatalf("the drain holds %d records, want several", len(updates))
+	}
+	whole := p
+	for k, u := range updates {
+		if err := index.Write(t.Context(), cl, topic, []index.Update{u}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := index.Load(t.Context(), cl, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := m.Parts[tp]
+		for at := int64(0); at <= 260; at++ {
+			if got, want := checkpoint.FirstUnread(seen, at), checkpoint.FirstUnread(whole, at); got > want {
+				t.Fatalf("after %d of the drain's %d records, the first unread record of a group at %d on A is %d on B, past %d: the records between are skipped (coverage %d)",
+					k+1, len(updates), at, got, want, seen.Covered())
+			}
+		}
+	}
+}

@@ -157,6 +157,9 @@ type Partition struct {
 	// covered is the source offset below which every offset is accounted
 	// for: copied (in a segment) or not copyable. -1 when unknown.
 	covered int64
+	// drained is covered as of the last Drain: what readers of the
+	// persisted changes already rely on.
+	drained int64
 	// start is the source offset replication of the partition began at:
 	// offsets from start to the first segment hold nothing to copy. -1
 	// when unknown.
@@ -181,7 +184,7 @@ type Partition struct {
 
 // NewPartition returns an empty, unbounded map.
 func NewPartition() *Partition {
-	return &Partition{covered: -1, start: -1}
+	return &Partition{covered: -1, drained: -1, start: -1}
 }
 
 // SetMaxSegments bounds the map to n segments (strait.index.max.segments;
@@ -515,6 +518,13 @@ type Change struct {
 // Drain returns the changes since the last Drain, in target order. When
 // only the coverage moved, the last segment is returned again so the new
 // coverage is persisted. Its cost follows the changes, not the segments.
+//
+// Only the last segment written carries the new coverage; the other
+// changes carry the lower of the old and the new. A reader applies the changes one by one
+// and may answer between them: a coverage past segments it has not read
+// yet would tell it that records those segments map were never copied, and
+// an active-active checkpoint would then skip them (firstUnread in package
+// checkpoint).
 func (p *Partition) Drain() []Change {
 	out := make([]Change, 0, len(p.deleted)+len(p.changed))
 	for tgt := range p.deleted {
@@ -532,6 +542,18 @@ func (p *Partition) Drain() []Change {
 	sort.Slice(out, func(i, j int) bool { return out[i].Segment.Tgt < out[j].Segment.Tgt })
 	if len(out) == 0 {
 		return nil
+	}
+	carrier := len(out) - 1 // a removal stores no coverage: the last segment written
+	for carrier >= 0 && out[carrier].Deleted {
+		carrier--
+	}
+	for i := range out {
+		if i != carrier {
+			out[i].Covered = min(p.drained, p.covered)
+		}
+	}
+	if carrier >= 0 {
+		p.drained = p.covered
 	}
 	return out
 }
@@ -593,6 +615,7 @@ func Restore(segs []Segment, covered, start int64) *Partition {
 	if n := len(p.segs); n > 0 && p.covered < p.segs[n-1].SrcEnd() {
 		p.covered = p.segs[n-1].SrcEnd()
 	}
+	p.drained = p.covered // what was persisted
 	p.forget()
 	if slices.Equal(sorted, p.segs) {
 		return p // nothing overlapped: nothing to persist
