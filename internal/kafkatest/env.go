@@ -70,6 +70,7 @@ type Env struct {
 	Kerberos *Kerberos
 
 	script    string // path of scripts/kafka.sh
+	version   string // KAFKA_VERSION for every kafka.sh command; "" leaves the caller's
 	kdcScript string // path of scripts/kdc.sh
 	external  bool   // clusters from BootstrapsEnv: never stopped or restarted
 	proxies   []*Proxy
@@ -103,6 +104,9 @@ type Options struct {
 	Kerberos bool
 	// NoLeakCheck turns off the check that the tests left no goroutine behind.
 	NoLeakCheck bool
+	// KafkaVersion is the Apache Kafka version the brokers run, such as "3.9.1"; empty
+	// means kafka.sh's own (KAFKA_VERSION, or its default). kafka.sh fetches it on first use.
+	KafkaVersion string
 }
 
 // Run starts n single-broker Kafka clusters with scripts/kafka.sh, runs the package's tests
@@ -150,33 +154,75 @@ func Authorized(n int) Options {
 // the tests started still runs (goleak), unless opts.NoLeakCheck: every client, proxy
 // connection and helper goroutine must end with its test.
 func RunWith(m *testing.M, opts Options, env **Env) int {
-	e, err := setUp(opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
-		return 1
+	return runEnvs(m, []Options{opts}, func(es []*Env) { *env = es[0] })
+}
+
+// RunVersions is RunWith once per Apache Kafka version: the clusters opts asks for, for
+// each version, all up while the package's tests run, for tests that pin down what every
+// broker version Strait supports does. envs gets each version's Env.
+func RunVersions(m *testing.M, opts Options, versions []string, envs map[string]*Env) int {
+	var all []Options
+	for _, v := range versions {
+		o := opts
+		o.KafkaVersion = v
+		all = append(all, o)
 	}
-	*env = e
+	return runEnvs(m, all, func(es []*Env) {
+		for i, e := range es {
+			envs[versions[i]] = e
+		}
+	})
+}
+
+// runEnvs sets up an Env per opts, hands them to set, runs the tests, checks for leaked
+// goroutines and stops every Env.
+func runEnvs(m *testing.M, opts []Options, set func([]*Env)) int {
+	var envs []*Env
+	for _, o := range opts {
+		e, err := setUp(o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
+			for _, e := range envs {
+				_ = e.stop(false)
+			}
+			return 1
+		}
+		envs = append(envs, e)
+	}
+	set(envs)
 	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
-	e.closeProxies()
-	if code == 0 && !opts.NoLeakCheck {
+	for _, e := range envs {
+		e.closeProxies()
+	}
+	if code == 0 && !slices.ContainsFunc(opts, func(o Options) bool { return o.NoLeakCheck }) {
 		if err := goleak.Find(append(ignoreToxicChains, ignore)...); err != nil {
 			fmt.Fprintf(os.Stderr, "kafkatest: the tests passed but left goroutines running: %v\n", err)
 			code = 1
 		}
 	}
-	if err := e.stop(code != 0); err != nil {
-		fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
-		if code == 0 {
-			code = 1
+	failed := code != 0
+	for _, e := range envs {
+		if err := e.stop(failed); err != nil {
+			fmt.Fprintf(os.Stderr, "kafkatest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
-	if code != 0 && !e.external {
+	if code != 0 {
 		var logs []string
-		for _, c := range e.Clusters {
-			logs = append(logs, filepath.Join(c.Dir, "server.log"))
+		for _, e := range envs {
+			if e.external {
+				continue
+			}
+			for _, c := range e.Clusters {
+				logs = append(logs, filepath.Join(c.Dir, "server.log"))
+			}
 		}
-		fmt.Fprintf(os.Stderr, "kafkatest: tests failed; broker logs kept: %s\n", strings.Join(logs, " "))
+		if len(logs) > 0 {
+			fmt.Fprintf(os.Stderr, "kafkatest: tests failed; broker logs kept: %s\n", strings.Join(logs, " "))
+		}
 	}
 	return code
 }
@@ -205,8 +251,11 @@ func setUp(opts Options) (*Env, error) {
 	if opts.Kerberos && !opts.Security {
 		return nil, fmt.Errorf("kafkatest.Options: Kerberos needs Security: the GSSAPI listener is one of the security listeners")
 	}
-	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh"), kdcScript: filepath.Join(root, "scripts", "kdc.sh")}
+	e := &Env{script: filepath.Join(root, "scripts", "kafka.sh"), kdcScript: filepath.Join(root, "scripts", "kdc.sh"), version: opts.KafkaVersion}
 	if s := os.Getenv(BootstrapsEnv); s != "" {
+		if opts.KafkaVersion != "" {
+			return nil, fmt.Errorf("this package runs Apache Kafka %s on clusters of its own: unset %s", opts.KafkaVersion, BootstrapsEnv)
+		}
 		if opts.Proxies || opts.Security || opts.Kerberos || slices.ContainsFunc(opts.Brokers, func(b int) bool { return b > 1 }) {
 			return nil, fmt.Errorf("this package needs clusters of its own (several brokers, proxies or security listeners): unset %s", BootstrapsEnv)
 		}
@@ -420,12 +469,24 @@ func (e *Env) stop(keep bool) error {
 
 // runScript runs kafka.sh with args and returns its stdout and stderr.
 func (e *Env) runScript(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	return runScript(ctx, e.script, args...)
+	var env []string
+	if e.version != "" {
+		env = []string{"KAFKA_VERSION=" + e.version}
+	}
+	return runScriptEnv(ctx, e.script, env, args...)
 }
 
 func runScript(ctx context.Context, script string, args ...string) (stdout, stderr string, err error) {
+	return runScriptEnv(ctx, script, nil, args...)
+}
+
+// runScriptEnv runs script with args, with env added to this process's environment.
+func runScriptEnv(ctx context.Context, script string, env []string, args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, script, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = &out
 	cmd.Stderr = &errOut
 	// On a timeout, end the script and give up on its pipes: a JVM it started keeps them

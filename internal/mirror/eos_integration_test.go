@@ -58,7 +58,7 @@ func checkExactlyOnce(t *testing.T, topic string) {
 // written inside a transaction, and its transaction markers.
 func targetBatches(t *testing.T, topic string, partition int32) (data, transactional, markers int) {
 	t.Helper()
-	for _, h := range rawBatches(t, env.Clusters[1], topic, partition) {
+	for _, h := range env.Clusters[1].RawBatches(t, topic, partition) {
 		switch {
 		case h.Control():
 			markers++

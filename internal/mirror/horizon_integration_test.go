@@ -97,7 +97,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 	var src batch.Header
 	fill := 0
 	kafkatest.Eventually(t, 90*time.Second, func() error {
-		h, ok := batchAt(rawBatches(t, a, topic, 0), firstTombstone)
+		h, ok := batchAt(a.RawBatches(t, topic, 0), firstTombstone)
 		if ok && h.Attributes&horizonBit != 0 {
 			src = h
 			return nil
@@ -121,7 +121,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 	}
 	// What the target broker kept: a horizon on the target that is not one
 	// its own cleaner set (now plus a day) is the source's.
-	dst := rawBatches(t, b, remote, 0)
+	dst := b.RawBatches(t, remote, 0)
 	for _, h := range dst {
 		t.Logf("target: batch %d..%d, %d records, attributes %#x, base timestamp %d, max timestamp %d",
 			h.BaseOffset, h.LastOffset(), h.NumRecords, h.Attributes, h.FirstTimestamp, h.MaxTimestamp)
@@ -154,7 +154,7 @@ func TestTombstonesKeepTheTargetsDeleteHorizon(t *testing.T) {
 		return nil
 	})
 	got := tombstones(t, b, remote)
-	for _, h := range rawBatches(t, b, remote, 0) {
+	for _, h := range b.RawBatches(t, remote, 0) {
 		t.Logf("target after its cleaner ran: batch %d..%d, %d records, attributes %#x, base timestamp %d",
 			h.BaseOffset, h.LastOffset(), h.NumRecords, h.Attributes, h.FirstTimestamp)
 	}

@@ -1,6 +1,4 @@
-//go:build integration
-
-package mirror_test
+package kafkatest
 
 import (
 	"errors"
@@ -11,20 +9,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/batch"
-	"strait/internal/kafkatest"
 )
 
-// rawBatches reads the header of every batch of topic's partition on c, as
-// stored (attributes, producer fields, timestamps), with raw fetches.
-func rawBatches(t *testing.T, c *kafkatest.Cluster, topic string, partition int32) []batch.Header {
+// RawBatches reads the header of every batch of a partition of topic on c, from its log
+// start to its high watermark, as stored: data batches committed, aborted or open, and
+// control batches (markers), with their attributes, producer fields and timestamps.
+func (c *Cluster) RawBatches(t testing.TB, topic string, partition int32) []batch.Header {
 	t.Helper()
 	cl := c.Client(t)
-	md, err := kadm.NewClient(cl).ListTopics(t.Context(), topic)
+	adm := kadm.NewClient(cl)
+	md, err := adm.ListTopics(t.Context(), topic)
 	if err != nil {
 		t.Fatal(err)
 	}
+	starts, err := adm.ListStartOffsets(t.Context(), topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		t.Fatalf("listing the start of %s on cluster %s: %v", topic, c.Name, err)
+	}
+	first, _ := starts.Lookup(topic, partition)
 	var out []batch.Header
-	for offset := int64(0); ; {
+	for offset := first.Offset; ; {
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 100, 64<<20, -1
 		rt := kmsg.NewFetchRequestTopic()
@@ -39,7 +46,7 @@ func rawBatches(t *testing.T, c *kafkatest.Cluster, topic string, partition int3
 		}
 		got := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
 		if err := kerr.ErrorForCode(got.ErrorCode); err != nil {
-			t.Fatalf("fetching %s[%d] at %d: %v", topic, partition, offset, err)
+			t.Fatalf("fetching %s[%d] at %d on cluster %s: %v", topic, partition, offset, c.Name, err)
 		}
 		start := offset
 		for rest := got.RecordBatches; len(rest) > 0; {
