@@ -81,11 +81,18 @@ func reportLine(name, command string, res *results) string {
 	return fmt.Sprintf("`bench/results/%s` (`%s`, on %s)", name, command, commit)
 }
 
+// lines renders a section line by line with fill's w, which formats one line.
+func lines(fill func(w func(format string, a ...any))) string {
+	var b strings.Builder
+	fill(func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) })
+	return b.String()
+}
+
 // headline is the README's table: every loopback cell, then the distance cell furthest
 // away (uncapped, fewest partitions) against MM2 at its defaults and as tuned.
-func (l latestReports) headline() string {
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+func (l latestReports) headline() string { return lines(l.headlineLines) }
+
+func (l latestReports) headlineLines(w func(format string, a ...any)) {
 	w("| workload | Strait MB/s | MM2 MB/s | throughput × MM2 | CPU per GB, Strait / MM2 | peak RSS, Strait / MM2 |")
 	w("|---|--:|--:|--:|--:|--:|")
 	for _, c := range l.Matrix.Cells {
@@ -109,7 +116,6 @@ func (l latestReports) headline() string {
 	w("Reports: %s; %s. Medians of %d runs per tool. %s",
 		reportLine(l.MatrixName, "go run ./bench -matrix", l.Matrix), reportLine(l.DistanceName, "go run ./bench -matrix distance", l.Distance),
 		l.Matrix.Params.Runs, startupText(l.Matrix))
-	return b.String()
 }
 
 // startupText sets the ratios with startup against MM2's time to its first record.
@@ -205,9 +211,9 @@ func groupThousands(n int) string {
 }
 
 // loopback is performance.md's table of the loopback matrix.
-func (l latestReports) loopback() string {
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+func (l latestReports) loopback() string { return lines(l.loopbackLines) }
+
+func (l latestReports) loopbackLines(w func(format string, a ...any)) {
 	res := l.Matrix
 	w("Report %s, read-ahead %d KiB; %d runs per tool, median [min–max]; ratios are Strait / MM2 of the medians.",
 		reportLine(l.MatrixName, "go run ./bench -matrix", res), res.Params.ReadAheadKB, res.Params.Runs)
@@ -219,13 +225,12 @@ func (l latestReports) loopback() string {
 		w("| %d | %s | %s | %.1f | %.2f× | %.3f | %.3f | %.2f |", c.Index, c.Name, statText(s.SteadyMBps, "%.1f"),
 			m.SteadyMBps.Median, c.Ratios.SteadyMBps, c.Ratios.SteadyCPUPerGB, c.Ratios.PeakRSS, c.Ratios.BrokerBCPUPerGB)
 	}
-	return b.String()
 }
 
 // distance is performance.md's table of the distance matrix.
-func (l latestReports) distance() string {
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+func (l latestReports) distance() string { return lines(l.distanceLines) }
+
+func (l latestReports) distanceLines(w func(format string, a ...any)) {
 	res := l.Distance
 	w("Report %s, read-ahead %d KiB; %d runs per tool, median [min–max] for Strait at its defaults, medians elsewhere.",
 		reportLine(l.DistanceName, "go run ./bench -matrix distance", res), res.Params.ReadAheadKB, res.Params.Runs)
@@ -256,7 +261,6 @@ func (l latestReports) distance() string {
 			num(c.Summary[toolMM2Default].SteadyMBps.Median, "%.1f"), num(f.LimitMBps, "%.1f"),
 			num(100*f.DefaultOfLimit, "%.0f %%"), num(f.DefaultOverMM2Default, "%.2f×"), num(f.DefaultOverMM2, "%.2f×"))
 	}
-	return b.String()
 }
 
 // spliceSections replaces every generated section of doc with sections[NAME]. It refuses
@@ -300,36 +304,53 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-// writeDocs rewrites the generated sections of every doc file under root from the
-// latest reports in resultsDir.
-func writeDocs(root, resultsDir string, stdout, stderr io.Writer) int {
+// docFile is a file with generated sections: as it is, and as the reports give it.
+type docFile struct {
+	path       string
+	have, want string
+}
+
+// renderDocs renders every doc file under root from the latest reports in resultsDir.
+func renderDocs(root, resultsDir string) ([]docFile, latestReports, error) {
 	l, err := loadLatest(resultsDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: -docs: %v\n", err)
-		return 1
+		return nil, l, err
 	}
 	sections := l.docSections()
+	var out []docFile
 	for _, f := range docFiles {
 		path := filepath.Join(root, f)
 		b, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintf(stderr, "bench: -docs: %v (run it from the repository's root)\n", err)
-			return 1
+			return nil, l, fmt.Errorf("%w (run it from the repository's root)", err)
 		}
-		out, err := spliceSections(string(b), sections)
+		want, err := spliceSections(string(b), sections)
 		if err != nil {
-			fmt.Fprintf(stderr, "bench: -docs: %s: %v\n", path, err)
-			return 1
+			return nil, l, fmt.Errorf("%s: %w", path, err)
 		}
-		if out == string(b) {
-			fmt.Fprintf(stdout, "%s: up to date\n", path)
+		out = append(out, docFile{path: path, have: string(b), want: want})
+	}
+	return out, l, nil
+}
+
+// writeDocs rewrites the generated sections of every doc file under root from the
+// latest reports in resultsDir.
+func writeDocs(root, resultsDir string, stdout, stderr io.Writer) int {
+	files, l, err := renderDocs(root, resultsDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: -docs: %v\n", err)
+		return 1
+	}
+	for _, f := range files {
+		if f.want == f.have {
+			fmt.Fprintf(stdout, "%s: up to date\n", f.path)
 			continue
 		}
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(f.path, []byte(f.want), 0o644); err != nil {
 			fmt.Fprintf(stderr, "bench: -docs: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: rewritten from %s and %s\n", path, l.MatrixName, l.DistanceName)
+		fmt.Fprintf(stdout, "%s: rewritten from %s and %s\n", f.path, l.MatrixName, l.DistanceName)
 	}
 	return 0
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,29 +10,19 @@ import (
 // distance-latest.md point at give: a new report, or a hand edit of a figure, without
 // `go run ./bench -docs`.
 func TestDocsMatchLatestReports(t *testing.T) {
-	l, err := loadLatest("results")
+	files, l, err := renderDocs("..", "results")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections := l.docSections()
-	for _, f := range docFiles {
-		path := filepath.Join("..", f)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	for _, f := range files {
+		if f.want != f.have {
+			t.Errorf("%s is not what the latest reports (%s, %s) give: run go run ./bench -docs", f.path, l.MatrixName, l.DistanceName)
 		}
-		want, err := spliceSections(string(b), sections)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if want != string(b) {
-			t.Errorf("%s is not what the latest reports (%s, %s) give: run go run ./bench -docs", f, l.MatrixName, l.DistanceName)
-		}
-		if !strings.Contains(string(b), "<!-- bench:") {
-			t.Errorf("%s has no generated section", f)
+		if !strings.Contains(f.have, "<!-- bench:") {
+			t.Errorf("%s has no generated section", f.path)
 		}
 	}
-	for name, body := range sections {
+	for name, body := range l.docSections() {
 		if strings.Contains(body, "NaN") || strings.Contains(body, "Inf") || strings.TrimSpace(body) == "" {
 			t.Errorf("section %s renders a missing figure:\n%s", name, body)
 		}

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"strait/internal/config"
 	"strait/internal/daemon"
@@ -179,25 +177,10 @@ func (s *Server) connectorConfigOf(name string, f *config.Flow) map[string]strin
 			continue
 		}
 		for _, st := range fv.Settings {
-			cfg[st.Key] = connectValue(st.Key, st.Value)
+			cfg[st.Key] = st.MM2Value()
 		}
 	}
 	return cfg
-}
-
-// connectValue is a setting as Connect shows it: the config's view writes
-// durations for people ("5s"), Connect a *.seconds or *.ms key's number.
-func connectValue(key, value string) string {
-	d, err := time.ParseDuration(value)
-	switch {
-	case err != nil:
-		return value
-	case strings.HasSuffix(key, ".seconds"):
-		return strconv.FormatInt(int64(d/time.Second), 10)
-	case strings.HasSuffix(key, ".ms"):
-		return strconv.FormatInt(d.Milliseconds(), 10)
-	}
-	return value
 }
 
 // statusOf is Connect's GET /connectors/{name}/status: a task per flow,

@@ -238,6 +238,20 @@ func seconds(d time.Duration) string {
 	return d.String()
 }
 
+// MM2Value is the setting's value as MM2 writes it: the view shows a
+// *.seconds key's value as a duration for people ("5s", by seconds), MM2
+// and Connect as a number of seconds.
+func (s SettingView) MM2Value() string {
+	if !strings.HasSuffix(s.Key, ".seconds") {
+		return s.Value
+	}
+	d, err := time.ParseDuration(s.Value)
+	if err != nil {
+		return s.Value // [redacted], or not written by seconds
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10)
+}
+
 // originText says where a value came from, for Describe.
 func originText(o Origin) string {
 	switch {

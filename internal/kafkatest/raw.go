@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/batch"
@@ -16,7 +17,12 @@ import (
 // control batches (markers), with their attributes, producer fields and timestamps.
 func (c *Cluster) RawBatches(t testing.TB, topic string, partition int32) []batch.Header {
 	t.Helper()
-	cl := c.Client(t)
+	// Its own client, closed on return: tests call this in polling loops.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...))
+	if err != nil {
+		t.Fatalf("creating a client of cluster %s: %v", c.Name, err)
+	}
+	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	md, err := adm.ListTopics(t.Context(), topic)
 	if err != nil {
