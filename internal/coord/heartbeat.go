@@ -54,7 +54,9 @@ func (h *heartbeat) lost() error {
 
 // heartbeats sends a heartbeat at once and then every interval, until ctx is done or the
 // membership is lost, which it returns. Only a heartbeat answered without error renews
-// the lease, from the time it was sent.
+// the lease, from the time it was sent. A heartbeat due a session timeout or more after
+// the coordinator last answered the membership is not sent: the membership counts as
+// lost (silent).
 func (m *Member) heartbeats(ctx context.Context, g generation, rebalance chan<- struct{}) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -69,6 +71,10 @@ func (m *Member) heartbeats(ctx context.Context, g generation, rebalance chan<- 
 			m.beforeHeartbeat(ctx)
 		}
 		start, sent := time.Now(), m.now()
+		if err := m.silent(g, sent); err != nil {
+			m.markLost(g.memberID, err)
+			return err
+		}
 		err := m.beat(ctx, g)
 		if ctx.Err() != nil {
 			return nil
@@ -84,6 +90,7 @@ func (m *Member) heartbeats(ctx context.Context, g generation, rebalance chan<- 
 			m.markLost(g.memberID, err)
 			return err
 		case errors.Is(err, kerr.RebalanceInProgress):
+			m.touch(g.memberID, sent) // the coordinator checked the member and generation first
 			select {
 			case rebalance <- struct{}{}:
 			default:
@@ -119,6 +126,42 @@ func (m *Member) beat(ctx context.Context, g generation) error {
 	return nil
 }
 
+// silent returns why the membership of g must count as lost when a heartbeat is due at
+// sent, a session timeout or more after the coordinator last answered it, and nil
+// otherwise. The coordinator evicts a member a session timeout after it last heard of
+// it, and gives its work to others; a member that resumes after such a silence (its
+// process stopped, the coordinator down or cut off) cannot know whether it was evicted,
+// and a coordinator that lost state may even accept its old generation again: Kafka
+// 4.1 did once, right after a restart, and the member wrote a partition another node
+// owned (the soak, seed 1796491074656121718).
+func (m *Member) silent(g generation, sent time.Time) error {
+	m.mu.Lock()
+	last := m.s.contact
+	m.mu.Unlock()
+	if silence := sent.Sub(last); !last.IsZero() && silence >= m.cfg.SessionTimeout {
+		return fmt.Errorf("heartbeat of group %q in generation %d: no answer from the coordinator for %v, a session timeout (%v) or more: it may have evicted this member and given its work to another, so the membership counts as lost",
+			m.cfg.Group, g.id, silence.Round(time.Millisecond), m.cfg.SessionTimeout)
+	}
+	return nil
+}
+
+// touch records that the coordinator answered a heartbeat of memberID's membership sent
+// at sent.
+func (m *Member) touch(memberID string, sent time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.s.held && m.s.memberID == memberID {
+		m.s.contact = later(m.s.contact, sent)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // renew extends the lease of memberID's membership to sent, and clears the status's
 // error if it is the heartbeats' last one.
 func (m *Member) renew(memberID string, sent time.Time, failed string) {
@@ -127,9 +170,7 @@ func (m *Member) renew(memberID string, sent time.Time, failed string) {
 	if !m.s.held || m.s.memberID != memberID {
 		return
 	}
-	if sent.After(m.s.heartbeat) {
-		m.s.heartbeat = sent
-	}
+	m.s.heartbeat, m.s.contact = later(m.s.heartbeat, sent), later(m.s.contact, sent)
 	if failed != "" && m.s.err == failed {
 		m.s.err = ""
 	}

@@ -18,9 +18,12 @@
 // (the broker cannot evict the member sooner than a session timeout after receiving it,
 // nor by the rebalance timeout, which is at least as long), so a resumed node finds its
 // lease gone before it writes; and Generation, whose fields the daemon puts in its
-// OffsetCommits, which the broker rejects from an evicted member. The lease reads Go's
-// monotonic clock, which counts the time a process is stopped but not the time a whole
-// machine is suspended; the commit check holds in both cases.
+// OffsetCommits, which the broker rejects from an evicted member. A member that had no
+// answer from the coordinator for a whole session timeout counts its membership as lost
+// and rejoins, whatever the coordinator answers next: it may have been evicted, and a
+// restarted coordinator once accepted an evicted member's old generation again. The
+// lease reads Go's monotonic clock, which counts the time a process is stopped but not
+// the time a whole machine is suspended; the commit check holds in both cases.
 //
 // Goroutines. Run's goroutine runs the protocol loop: it builds the metadata, joins,
 // assigns when it leads, syncs, calls the callbacks, and waits for a reason to rejoin.
@@ -98,7 +101,12 @@ type shared struct {
 	control    bool
 	slot       int
 	heartbeat  time.Time // when the last accepted heartbeat of this membership was sent
-	err        string
+	// contact is when the last request the coordinator answered as this membership's
+	// was sent: the SyncGroup of its generation, or a heartbeat accepted or answered
+	// REBALANCE_IN_PROGRESS. A session timeout after it the coordinator may have
+	// evicted the member (heartbeats.silent).
+	contact time.Time
+	err     string
 }
 
 // New returns a member of cfg.Group on the cluster of cl; it starts nothing. The client
@@ -278,7 +286,8 @@ type generation struct {
 	memberID string
 	leader   bool
 	plan     Plan
-	workErr  error // the leader's Work failed
+	workErr  error     // the leader's Work failed
+	synced   time.Time // when its SyncGroup was sent, by the lease's clock
 }
 
 // joinAndSync joins the group (rejoining with its work, if it holds a generation),
@@ -303,6 +312,7 @@ func (m *Member) joinAndSync(ctx context.Context) (generation, error) {
 	if g.leader && !join.SkipAssignment {
 		assignments, g.workErr = m.lead(ctx, g.id, g.memberID, join.Members)
 	}
+	g.synced = m.now()
 	b, err := m.sync(ctx, g, assignments)
 	if err != nil {
 		return generation{}, err
@@ -489,6 +499,7 @@ func (m *Member) apply(ctx context.Context, g generation) bool {
 	m.mu.Lock()
 	m.s.state, m.s.memberID, m.s.generation, m.s.leader, m.s.held = state, g.memberID, g.id, g.leader, true
 	m.s.units, m.s.control, m.s.slot, m.s.err = slices.Clone(m.owned), m.control, m.slot, errText
+	m.s.contact = later(m.s.contact, g.synced)
 	m.mu.Unlock()
 	m.startHeartbeat(ctx, g)
 	m.log.Info("assignment received", "generation", g.id, "member", g.memberID, "leader", g.leader,
@@ -564,6 +575,7 @@ func (m *Member) lose(ctx context.Context, cause error) {
 	m.mu.Lock()
 	m.s.state, m.s.memberID, m.s.held, m.s.leader = StateLost, "", false, false
 	m.s.units, m.s.control, m.s.slot, m.s.heartbeat, m.s.err = nil, false, -1, time.Time{}, cause.Error()
+	m.s.contact = time.Time{}
 	m.mu.Unlock()
 	m.log.Warn("membership lost; everything owned is given up", "member", old, "err", cause)
 	if old != "" && !errors.Is(cause, kerr.UnknownMemberID) {

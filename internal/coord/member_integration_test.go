@@ -3,11 +3,8 @@
 package coord
 
 import (
-	"context"
-	"errors"
-	"net"
+	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,24 +37,9 @@ func TestRealStalledMemberIsEvictedAndFenced(t *testing.T) {
 	c := env.Clusters[0]
 	topic := kafkatest.Name(t, "commits")
 	c.CreateTopic(t, topic, 1, nil)
-	var mu sync.Mutex
-	dialers := map[string]*cutDialer{}
-	h := newHarness(t, realTimeouts, twelve, func(node string) *kgo.Client {
-		d := &cutDialer{}
-		mu.Lock()
-		dialers[node] = d
-		mu.Unlock()
-		return c.Client(t, kgo.Dialer(d.DialContext))
-	})
-	var victim *cutDialer
-	testStalledMember(t, h, committer(t, c.Client(t), h.group, topic),
-		func(node, _ string) {
-			mu.Lock()
-			victim = dialers[node]
-			mu.Unlock()
-			victim.setCut(true)
-		},
-		func() { victim.setCut(false) })
+	var net cutNetwork
+	h := newHarness(t, realTimeouts, twelve, net.clients(func(opts ...kgo.Opt) *kgo.Client { return c.Client(t, opts...) }))
+	testStalledMember(t, h, committer(t, c.Client(t), h.group, topic), net.cut, net.heal)
 }
 
 // TestRealStalledHeartbeatsAreEvictedAndFenced stalls the control holder's heartbeat
@@ -73,36 +55,55 @@ func TestRealStalledHeartbeatsAreEvictedAndFenced(t *testing.T) {
 		func() { resume() })
 }
 
-// cutDialer dials brokers until it is cut: then it closes its connections and refuses
-// new ones, so that its client reaches no broker, as a stopped process does not.
-type cutDialer struct {
-	mu    sync.Mutex
-	cut   bool
-	conns []net.Conn
-	d     net.Dialer
-}
-
-func (c *cutDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cut {
-		return nil, errors.New("network cut by the test")
+// TestRealEvictedMemberStaysFencedAcrossACoordinatorRestart is the soak's seed
+// 1796491074656121718 on Apache Kafka: a member stalled past its session timeout is
+// evicted and the others share its units in a new generation; then the coordinator (the
+// only broker) is killed and, while it is down for longer than a session, the member
+// resumes. It must never hold a lease in its old generation again (the soak saw Kafka
+// accept its old generation's heartbeat after the restart). The others, silent as long,
+// count their memberships as lost too, and all three share the work again.
+func TestRealEvictedMemberStaysFencedAcrossACoordinatorRestart(t *testing.T) {
+	c := env.Clusters[0]
+	h := newHarness(t, realTimeouts, twelve, func(string) *kgo.Client { return c.Client(t) })
+	for _, n := range []string{"a", "b", "c"} {
+		h.start(n)
 	}
-	conn, err := c.d.DialContext(ctx, network, addr)
-	if err == nil {
-		c.conns = append(c.conns, conn)
+	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a", "b", "c") })
+	victim, rest := "a", []string{"b", "c"}
+	if h.controlHolder() == victim {
+		victim, rest = "b", []string{"a", "c"}
 	}
-	return conn, err
-}
-
-func (c *cutDialer) setCut(cut bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cut = cut
-	if cut {
-		for _, conn := range c.conns {
-			conn.Close()
+	v := h.node(victim)
+	gen, memberID, _ := v.m.Generation()
+	old := Grant{Generation: gen, MemberID: memberID}
+	resume := h.stallHeartbeats(victim)
+	// Killed the moment the others hold the generation without it, as in the soak
+	// (within half a second).
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		for _, n := range rest {
+			if g, _, _ := h.node(n).m.Generation(); g <= gen {
+				return fmt.Errorf("%s is in generation %d", n, g)
+			}
 		}
-		c.conns = nil
+		return nil
+	})
+	c.StopBroker(t, true)
+	resume()
+	// The coordinator stays down for longer than a session, a fault's duration.
+	down := time.NewTimer(realTimeouts.SessionTimeout + 2*time.Second)
+	<-down.C
+	c.StartBroker(t)
+
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		if until := v.m.LeaseUntilOf(old); until.After(time.Now()) {
+			t.Fatalf("%s holds a lease in its old generation %d until %v, after the others took its units", victim, gen, until)
+		}
+		return h.converged("a", "b", "c")
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost[victim] != 1 {
+		t.Errorf("memberships lost: %v, want %s once", h.lost, victim)
 	}
+	t.Logf("memberships lost: %v", h.lost)
 }

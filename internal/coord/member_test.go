@@ -98,27 +98,18 @@ func TestRejoinPicksUpWorkChanges(t *testing.T) {
 	h.noFencedTakeovers()
 }
 
-// TestStalledMemberLosesItsLeaseFirst cuts a member's heartbeats (kfake closes the
-// connection of each): its lease lapses before the broker evicts it and the others get
-// its work.
+// TestStalledMemberLosesItsLeaseFirst cuts a member off the broker: its lease lapses
+// before the broker evicts it and the others get its work.
 func TestStalledMemberLosesItsLeaseFirst(t *testing.T) {
 	cfg := Config{SessionTimeout: time.Second, RebalanceTimeout: 10 * time.Second, HeartbeatInterval: 200 * time.Millisecond}
-	h, c := newFakeGroup(t, cfg, twelve)
+	c := kafkatest.NewFake(t, kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	var net cutNetwork
+	h := newHarness(t, cfg, twelve, net.clients(func(opts ...kgo.Opt) *kgo.Client { return kafkatest.FakeClient(t, c, opts...) }))
 	adm := kadm.NewClient(kafkatest.FakeClient(t, c))
 	if _, err := adm.CreateTopic(t.Context(), 1, 1, nil, "commits"); err != nil {
 		t.Fatal(err)
 	}
-	var cut atomic.Pointer[string]
-	c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if id := cut.Load(); id != nil && req.(*kmsg.HeartbeatRequest).MemberID == *id {
-			return nil, errors.New("cut by the test"), true // closes the connection
-		}
-		return nil, nil, false
-	})
-	testStalledMember(t, h, committer(t, kafkatest.FakeClient(t, c), h.group, "commits"),
-		func(_, memberID string) { cut.Store(&memberID) },
-		func() { cut.Store(nil) })
+	testStalledMember(t, h, committer(t, kafkatest.FakeClient(t, c), h.group, "commits"), net.cut, net.heal)
 }
 
 // TestStalledHeartbeatGoroutineLosesItsLeaseFirst stalls a member's heartbeat goroutine
@@ -466,5 +457,42 @@ func TestLeaderReportsMembersOfOtherSettings(t *testing.T) {
 	m.compareSettings([]Claim{{MemberID: "m1", Node: "n1", Settings: "aaaa"}, {MemberID: "m3", Node: "n3", Settings: "bbbb"}})
 	if got := logs.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, `n3 (member m3, settings \"bbbb\")`) {
 		t.Errorf("the member of other settings is not named in an error: %s", got)
+	}
+}
+
+// TestSilenceLongerThanASessionLosesTheMembership: a member that had no heartbeat
+// accepted for a whole session timeout (its process stopped, its coordinator
+// unreachable) counts its membership as lost, whatever the coordinator answers its next
+// heartbeat: the coordinator may have evicted it and given its work away. The soak
+// (seed 1796491074656121718) saw Kafka accept a heartbeat of an evicted member's old
+// generation right after the coordinator restarted; the member's lease came back for
+// 0.7 s and it wrote a partition another node owned. Here kfake, whose sessions run on
+// the real clock, still holds the member while the lease's clock moves past a session.
+func TestSilenceLongerThanASessionLosesTheMembership(t *testing.T) {
+	clock := newFakeClock()
+	cfg := Config{SessionTimeout: 30 * time.Second, RebalanceTimeout: 30 * time.Second, HeartbeatInterval: 100 * time.Millisecond}
+	h, _ := newFakeGroup(t, cfg, twelve)
+	h.clock = clock.Now
+	n := h.start("a")
+	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	gen, memberID, _ := n.m.Generation()
+	old := Grant{Generation: gen, MemberID: memberID}
+
+	resume := h.stallHeartbeats("a")
+	clock.Advance(cfg.SessionTimeout + time.Second)
+	resume()
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		if until := n.m.LeaseUntilOf(old); until.After(clock.Now()) {
+			t.Fatalf("the lease of generation %d came back until %v, %v after a silence of more than a session", gen, until, until.Sub(clock.Now()))
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.lost["a"] != 1 {
+			return fmt.Errorf("memberships lost: %v, want a once", h.lost)
+		}
+		return nil
+	})
+	if logs := h.logs.String(); !strings.Contains(logs, "no answer from the coordinator for") {
+		t.Errorf("the members' logs do not say why the membership was given up:\n%s", logs)
 	}
 }
