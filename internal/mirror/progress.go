@@ -388,7 +388,7 @@ func (m *Mirror) commitContext(ctx context.Context) (context.Context, context.Ca
 	if !time.Now().Before(until) {
 		return nil, nil, errLeaseLapsedCommit
 	}
-	ctx, cancel := context.WithDeadline(ctx, until)
+	ctx, cancel := flow.LeaseContext(ctx, until)
 	return ctx, cancel, nil
 }
 

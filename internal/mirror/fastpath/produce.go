@@ -274,12 +274,13 @@ func (f *Forwarder) sendRequest(ctx context.Context, lane laneKey, parts map[tp]
 // lease ends (Share.LeaseUntil), so that a request that waited past it (in
 // its lane, or in franz-go's queue while the process was frozen) is never
 // written: another node may own its partitions by then, and the broker
-// cannot fence an idempotent producer of another id.
+// cannot fence an idempotent producer of another id. flow.LeaseContext
+// says why not context.WithDeadline.
 func (f *Forwarder) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if f.deps.Share.LeaseUntil == nil {
 		return ctx, func() {}
 	}
-	return context.WithDeadline(ctx, f.deps.Share.LeaseUntil())
+	return flow.LeaseContext(ctx, f.deps.Share.LeaseUntil())
 }
 
 // takeHead removes and returns the head of the queue.
