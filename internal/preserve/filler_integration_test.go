@@ -1,0 +1,156 @@
+//go:build integration
+
+package preserve
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/kafkatest"
+	"strait/internal/mirror/fastpath"
+)
+
+var env *kafkatest.Env
+
+func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 1, &env)) }
+
+// newFiller is a Filler with a producer of a new transactional id.
+func newFiller(t *testing.T, c *kafkatest.Cluster) *Filler {
+	t.Helper()
+	cl := c.Client(t, fastpath.TransactionOpts()...)
+	id := kafkatest.Name(t, "filler")
+	pid, epoch, err := fastpath.NewProducerID(t.Context(), cl, &fastpath.Transactions{ID: id, Timeout: time.Minute}, nil)
+	if err != nil {
+		t.Fatalf("a producer id for %s: %v", id, err)
+	}
+	return NewFiller(fastpath.Producer{Client: cl, ID: id, PID: pid, Epoch: epoch})
+}
+
+// bounds returns the partition's log start and end as the broker reports them.
+func bounds(t *testing.T, c *kafkatest.Cluster, topic string, partition int32) (int64, int64) {
+	t.Helper()
+	adm := c.Admin(t)
+	starts, err := adm.ListStartOffsets(t.Context(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := adm.ListEndOffsets(t.Context(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := starts.Lookup(topic, partition)
+	e, _ := ends.Lookup(topic, partition)
+	return s.Offset, e.Offset
+}
+
+// visible counts the records consumers of each isolation level read.
+func visible(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncommitted int) {
+	t.Helper()
+	for _, parts := range c.ReadAll(t, topic, kgo.ReadCommitted()) {
+		committed += len(parts)
+	}
+	for _, parts := range c.ReadAll(t, topic, kgo.ReadUncommitted()) {
+		uncommitted += len(parts)
+	}
+	return committed, uncommitted
+}
+
+// produce writes one plain record to partition 0 and returns its offset.
+func produce(t *testing.T, c *kafkatest.Cluster, topic, value string) int64 {
+	t.Helper()
+	r, err := c.Client(t).ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 0, Value: []byte(value)}).First()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Offset
+}
+
+// TestStartAtAMillion: an empty remote partition made to start at 1,000,000, the
+// source's log start after retention, holds nothing any consumer reads, starts and ends
+// there, and takes the next record at 1,000,000. A second call changes nothing.
+func TestStartAtAMillion(t *testing.T) {
+	c := env.Clusters[0]
+	topic := kafkatest.Name(t, "start")
+	c.CreateTopic(t, topic, 1, nil)
+	f := newFiller(t, c)
+	const logStart = 1_000_000
+	for range 2 {
+		if err := f.StartAt(t.Context(), topic, 0, logStart); err != nil {
+			t.Fatal(err)
+		}
+		if s, e := bounds(t, c, topic, 0); s != logStart || e != logStart {
+			t.Fatalf("the partition starts at %d and ends at %d, want both at %d", s, e, logStart)
+		}
+	}
+	if rc, ru := visible(t, c, topic); rc != 0 || ru != 0 {
+		t.Errorf("consumers read %d (read_committed) and %d (read_uncommitted) records, want none", rc, ru)
+	}
+	if off := produce(t, c, topic, "first"); off != logStart {
+		t.Errorf("the first record landed at %d, want %d", off, logStart)
+	}
+}
+
+// TestFillInSeveralBatches fills gaps of one offset (the marker alone) and of several
+// batches (their sequence numbers follow each other) after plain records:
+// read_committed consumers read only the plain records, at the offsets they were
+// written, and each gap ends where asked.
+func TestFillInSeveralBatches(t *testing.T) {
+	c := env.Clusters[0]
+	topic := kafkatest.Name(t, "gaps")
+	c.CreateTopic(t, topic, 1, nil)
+	f := newFiller(t, c)
+	f.perBatch = 1000
+	want := map[int64]string{}
+	end := int64(0)
+	for i, gap := range []int64{1, 2, 2500, 1, 1001} {
+		v := fmt.Sprint("r", i)
+		if off := produce(t, c, topic, v); off != end {
+			t.Fatalf("record %s landed at %d, want %d", v, off, end)
+		}
+		want[end] = v
+		if err := f.Fill(t.Context(), topic, 0, end+1, end+1+gap); err != nil {
+			t.Fatalf("filling a gap of %d after offset %d: %v", gap, end, err)
+		}
+		end += 1 + gap
+		if _, e := bounds(t, c, topic, 0); e != end {
+			t.Fatalf("after a gap of %d the partition ends at %d, want %d", gap, e, end)
+		}
+	}
+	got := map[int64]string{}
+	for _, parts := range c.ReadAll(t, topic, kgo.ReadCommitted()) {
+		for _, r := range parts {
+			got[r.Offset] = string(r.Value)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("read_committed reads %v, want %v", got, want)
+	}
+}
+
+// TestFillStopsAtAForeignWrite: a partition written by something else than the filler
+// expects is an error naming both offsets, and the filler's transaction is aborted, so
+// read_committed consumers still read the foreign record alone; StartAt refuses a
+// partition that holds records past the log start.
+func TestFillStopsAtAForeignWrite(t *testing.T) {
+	c := env.Clusters[0]
+	topic := kafkatest.Name(t, "foreign")
+	c.CreateTopic(t, topic, 1, nil)
+	produce(t, c, topic, "foreign")
+	f := newFiller(t, c)
+	err := f.Fill(t.Context(), topic, 0, 0, 10)
+	if err == nil || !strings.Contains(err.Error(), "landed at offset 1, not 0") {
+		t.Errorf("filling from 0 over a foreign record: %v, want an error naming offsets 1 and 0", err)
+	}
+	if rc, _ := visible(t, c, topic); rc != 1 {
+		t.Errorf("read_committed reads %d records, want the foreign one alone", rc)
+	}
+	err = f.StartAt(t.Context(), topic, 0, 0)
+	if err == nil || !strings.Contains(err.Error(), "holds records already") {
+		t.Errorf("StartAt(0) on a partition with records: %v, want a refusal", err)
+	}
+}
