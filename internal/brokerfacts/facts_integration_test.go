@@ -46,13 +46,12 @@ func eachVersion(t *testing.T, f func(t *testing.T, c *kafkatest.Cluster)) {
 // AddPartitionsToTxn, EndTxn keeping the epoch).
 func txnProducer(t *testing.T, c *kafkatest.Cluster) fastpath.Producer {
 	t.Helper()
-	cl := c.Client(t, fastpath.TransactionOpts()...)
-	id := kafkatest.Name(t, "filler")
-	pid, epoch, err := fastpath.NewProducerID(t.Context(), cl, &fastpath.Transactions{ID: id, Timeout: time.Minute}, nil)
+	txn := fastpath.Transactions{ID: kafkatest.Name(t, "filler"), Timeout: time.Minute}
+	p, err := fastpath.NewProducer(t.Context(), c.Client(t, fastpath.TransactionOpts()...), txn)
 	if err != nil {
-		t.Fatalf("a producer id for %s: %v", id, err)
+		t.Fatal(err)
 	}
-	return fastpath.Producer{Client: cl, ID: id, PID: pid, Epoch: epoch}
+	return p
 }
 
 // fillerBatch is one batch of n records with the given key and a null value, compressed

@@ -22,13 +22,12 @@ func TestMain(m *testing.M) { os.Exit(kafkatest.Run(m, 1, &env)) }
 // newFiller is a Filler with a producer of a new transactional id.
 func newFiller(t *testing.T, c *kafkatest.Cluster) *Filler {
 	t.Helper()
-	cl := c.Client(t, fastpath.TransactionOpts()...)
-	id := kafkatest.Name(t, "filler")
-	pid, epoch, err := fastpath.NewProducerID(t.Context(), cl, &fastpath.Transactions{ID: id, Timeout: time.Minute}, nil)
+	txn := fastpath.Transactions{ID: kafkatest.Name(t, "filler"), Timeout: time.Minute}
+	p, err := fastpath.NewProducer(t.Context(), c.Client(t, fastpath.TransactionOpts()...), txn)
 	if err != nil {
-		t.Fatalf("a producer id for %s: %v", id, err)
+		t.Fatal(err)
 	}
-	return NewFiller(fastpath.Producer{Client: cl, ID: id, PID: pid, Epoch: epoch})
+	return NewFiller(p)
 }
 
 // bounds returns the partition's log start and end as the broker reports them.

@@ -80,6 +80,17 @@ type Producer struct {
 	Epoch  int16
 }
 
+// NewProducer returns a producer of txn.ID on cl, a client with
+// TransactionOpts: a new epoch, which fences every earlier producer of the
+// id and aborts its open transaction.
+func NewProducer(ctx context.Context, cl *kgo.Client, txn Transactions) (Producer, error) {
+	pid, epoch, err := NewProducerID(ctx, cl, &txn, nil)
+	if err != nil {
+		return Producer{}, fmt.Errorf("a producer id for %s: %w", txn.ID, err)
+	}
+	return Producer{Client: cl, ID: txn.ID, PID: pid, Epoch: epoch}, nil
+}
+
 // txnRetryMax bounds the backoff between tries of a transaction request
 // that failed retriably (CONCURRENT_TRANSACTIONS while the markers of the
 // last transaction are written, a coordinator moving).
