@@ -28,7 +28,8 @@ const (
 // sorted into actions.
 func classify(err error) action {
 	switch {
-	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID),
+		errors.Is(err, errSilent):
 		return lost
 	case errors.Is(err, kerr.RebalanceInProgress), errors.Is(err, kerr.MemberIDRequired):
 		return rejoin

@@ -71,7 +71,7 @@ func (m *Member) heartbeats(ctx context.Context, g generation, rebalance chan<- 
 			m.beforeHeartbeat(ctx)
 		}
 		start, sent := time.Now(), m.now()
-		if err := m.silent(g, sent); err != nil {
+		if err := m.silent(g.id, sent); err != nil {
 			m.markLost(g.memberID, err)
 			return err
 		}
@@ -126,21 +126,25 @@ func (m *Member) beat(ctx context.Context, g generation) error {
 	return nil
 }
 
-// silent returns why the membership of g must count as lost when a heartbeat is due at
-// sent, a session timeout or more after the coordinator last answered it, and nil
-// otherwise. The coordinator evicts a member a session timeout after it last heard of
-// it, and gives its work to others; a member that resumes after such a silence (its
+// errSilent is the loss of a membership the coordinator did not answer for a session
+// timeout (silent).
+var errSilent = errors.New("no answer from the coordinator for a session timeout or more")
+
+// silent returns why the membership must count as lost when it acts at at (a heartbeat
+// due, a rejoin), a session timeout or more after the coordinator last answered it, and
+// nil otherwise. The coordinator evicts a member a session timeout after it last heard
+// of it, and gives its work to others; a member that resumes after such a silence (its
 // process stopped, the coordinator down or cut off) cannot know whether it was evicted,
 // and a coordinator that lost state may even accept its old generation again: Kafka
 // 4.1 did once, right after a restart, and the member wrote a partition another node
 // owned (the soak, seed 1796491074656121718).
-func (m *Member) silent(g generation, sent time.Time) error {
+func (m *Member) silent(generation int32, at time.Time) error {
 	m.mu.Lock()
 	last := m.s.contact
 	m.mu.Unlock()
-	if silence := sent.Sub(last); !last.IsZero() && silence >= m.cfg.SessionTimeout {
-		return fmt.Errorf("heartbeat of group %q in generation %d: no answer from the coordinator for %v, a session timeout (%v) or more: it may have evicted this member and given its work to another, so the membership counts as lost",
-			m.cfg.Group, g.id, silence.Round(time.Millisecond), m.cfg.SessionTimeout)
+	if silence := at.Sub(last); !last.IsZero() && silence >= m.cfg.SessionTimeout {
+		return fmt.Errorf("group %q, generation %d: %w: none for %v (session timeout %v), so it may have evicted this member and given its work to another",
+			m.cfg.Group, generation, errSilent, silence.Round(time.Millisecond), m.cfg.SessionTimeout)
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ type harness struct {
 	lost     map[string]int
 	nodes    map[string]*node
 	stalls   map[string]chan struct{} // a node's heartbeat goroutine waits while its channel is open
+	waiting  map[string]bool          // a node's heartbeat goroutine waits on its stall now
 }
 
 type node struct {
@@ -66,7 +67,7 @@ func newHarness(t *testing.T, cfg Config, work []Unit, client func(node string) 
 	h := &harness{
 		t: t, group: kafkatest.Name(t, "coord"), cfg: cfg, client: client, logs: &kafkatest.SyncBuffer{},
 		work: slices.Clone(work), owner: map[Unit]string{}, lost: map[string]int{}, nodes: map[string]*node{},
-		stalls: map[string]chan struct{}{},
+		stalls: map[string]chan struct{}{}, waiting: map[string]bool{},
 	}
 	t.Cleanup(func() {
 		if t.Failed() || os.Getenv("COORD_TEST_LOGS") != "" {
@@ -104,10 +105,12 @@ func (h *harness) start(name string) *node {
 		ch := h.stalls[name]
 		h.mu.Unlock()
 		if ch != nil {
+			h.setWaiting(name, true)
 			select {
 			case <-ch:
 			case <-ctx.Done():
 			}
+			h.setWaiting(name, false)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -161,6 +164,19 @@ func (h *harness) stallHeartbeats(node string) (resume func()) {
 		h.mu.Unlock()
 		close(ch)
 	}
+}
+
+func (h *harness) setWaiting(node string, w bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waiting[node] = w
+}
+
+// parked reports whether node's heartbeat goroutine waits on its stall.
+func (h *harness) parked(node string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting[node]
 }
 
 func (h *harness) listWork(context.Context) ([]Unit, error) {

@@ -101,10 +101,10 @@ type shared struct {
 	control    bool
 	slot       int
 	heartbeat  time.Time // when the last accepted heartbeat of this membership was sent
-	// contact is when the last request the coordinator answered as this membership's
-	// was sent: the SyncGroup of its generation, or a heartbeat accepted or answered
-	// REBALANCE_IN_PROGRESS. A session timeout after it the coordinator may have
-	// evicted the member (heartbeats.silent).
+	// contact is when the coordinator last answered this membership: when the
+	// SyncGroup of its generation was answered, or when a heartbeat it accepted or
+	// answered REBALANCE_IN_PROGRESS was sent. A session timeout after it the
+	// coordinator may have evicted the member (Member.silent).
 	contact time.Time
 	err     string
 }
@@ -287,14 +287,27 @@ type generation struct {
 	leader   bool
 	plan     Plan
 	workErr  error     // the leader's Work failed
-	synced   time.Time // when its SyncGroup was sent, by the lease's clock
+	synced   time.Time // when its SyncGroup was answered, by the lease's clock
 }
 
 // joinAndSync joins the group (rejoining with its work, if it holds a generation),
 // assigns the generation when it leads, and syncs.
 func (m *Member) joinAndSync(ctx context.Context) (generation, error) {
 	meta := m.metadata() // before stopping the heartbeats: Rates is the user's
-	m.stopHeartbeat()
+	if h := m.hb; h != nil {
+		m.stopHeartbeat()
+		// The heartbeats may have ended on the loss while the loop chose to rejoin
+		// for another reason; and a member back from a silence longer than a
+		// session gives up its membership whatever it would be told.
+		if h.err != nil {
+			return generation{}, h.err
+		}
+		if gen, _, held := m.Generation(); held && m.hasGen {
+			if err := m.silent(gen, m.now()); err != nil {
+				return generation{}, err
+			}
+		}
+	}
 	m.mu.Lock()
 	m.s.state = StateJoining
 	m.mu.Unlock()
@@ -312,11 +325,13 @@ func (m *Member) joinAndSync(ctx context.Context) (generation, error) {
 	if g.leader && !join.SkipAssignment {
 		assignments, g.workErr = m.lead(ctx, g.id, g.memberID, join.Members)
 	}
-	g.synced = m.now()
 	b, err := m.sync(ctx, g, assignments)
 	if err != nil {
 		return generation{}, err
 	}
+	// A follower's SyncGroup waits for the leader's; the coordinator starts the
+	// member's session again when it answers.
+	g.synced = m.now()
 	if g.plan, err = decodeAssignment(b); err != nil {
 		return generation{}, fmt.Errorf("syncing group %q in generation %d: %w", m.cfg.Group, g.id, err)
 	}

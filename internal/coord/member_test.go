@@ -496,3 +496,39 @@ func TestSilenceLongerThanASessionLosesTheMembership(t *testing.T) {
 		t.Errorf("the members' logs do not say why the membership was given up:\n%s", logs)
 	}
 }
+
+// TestSilenceSeenAtARejoinLosesTheMembership: the member that comes back from a silence
+// of more than a session may rejoin before its heartbeats report the loss (a Rejoin
+// request, a work retry): it must give its membership up all the same, not join again
+// under its old member id with its old units.
+func TestSilenceSeenAtARejoinLosesTheMembership(t *testing.T) {
+	clock := newFakeClock()
+	cfg := Config{SessionTimeout: 30 * time.Second, RebalanceTimeout: 30 * time.Second, HeartbeatInterval: 100 * time.Millisecond}
+	h, _ := newFakeGroup(t, cfg, twelve)
+	h.clock = clock.Now
+	n := h.start("a")
+	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	_, memberID, _ := n.m.Generation()
+
+	h.stallHeartbeats("a") // never resumed: the rejoin stops the heartbeats
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		if !h.parked("a") {
+			return errors.New("the heartbeat goroutine is not stalled yet")
+		}
+		return nil
+	})
+	clock.Advance(cfg.SessionTimeout + time.Second)
+	n.m.Rejoin()
+	kafkatest.Eventually(t, convergeTimeout, func() error {
+		h.mu.Lock()
+		lost := h.lost["a"]
+		h.mu.Unlock()
+		if lost != 1 {
+			return fmt.Errorf("memberships lost: %d, want 1", lost)
+		}
+		if _, id, ok := n.m.Generation(); !ok || id == memberID {
+			return fmt.Errorf("a holds member id %q (ok %v), want a new one", id, ok)
+		}
+		return nil
+	})
+}
