@@ -33,9 +33,11 @@ type leaseContext struct {
 	lapsed          atomic.Bool // the clock passed until when Done or Err was asked
 }
 
-// check ends the context when the clock has passed the lease end.
+// check ends the context when the clock has passed the lease end and nothing ended
+// it before. cancel is idempotent, and every caller that sees the lapse calls it, so
+// none returns before the context ended.
 func (c *leaseContext) check() {
-	if !c.lapsed.Load() && !c.now().Before(c.until) {
+	if c.Context.Err() == nil && !c.now().Before(c.until) {
 		c.lapsed.Store(true)
 		c.cancel()
 	}
@@ -46,6 +48,9 @@ func (c *leaseContext) Done() <-chan struct{} {
 	return c.Context.Done()
 }
 
+// Err is context.DeadlineExceeded once the lease end passed, whether the timer or a
+// check ended the context (a check cancels it, which the deadline context reports as
+// Canceled), and context.Canceled when its parent or cancel ended it first.
 func (c *leaseContext) Err() error {
 	c.check()
 	err := c.Context.Err()

@@ -62,3 +62,24 @@ func isDone(ctx context.Context) bool {
 		return false
 	}
 }
+
+// TestLeaseContextCancelledStaysCancelled: cancelled before its end, it keeps saying
+// Canceled after the clock passed the end.
+func TestLeaseContextCancelledStaysCancelled(t *testing.T) {
+	clock := time.Now()
+	var mu sync.Mutex
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return clock
+	}
+	until := clock.Add(time.Hour)
+	ctx, cancel := leaseContextAt(context.Background(), until, now)
+	cancel()
+	mu.Lock()
+	clock = until.Add(time.Second)
+	mu.Unlock()
+	if err := ctx.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Err after cancel and past the end = %v, want context.Canceled", err)
+	}
+}
