@@ -30,42 +30,52 @@ const MaxFillerRecords = 999_999
 
 // Filler writes filler into remote partitions with one transactional producer, which
 // must write nothing else (it tracks the producer's sequence numbers), and which must
-// speak the transaction protocol of fastpath.TransactionOpts. It is not safe for
-// concurrent use.
+// speak the transaction protocol of fastpath.TransactionOpts. After an error it refuses
+// every call: a transaction of it may still be open, or its marker not written yet, so
+// the partition's end is not known; a new Filler, whose producer id fences this one,
+// completes what it left (InitProducerID aborts the open transaction). It is not safe
+// for concurrent use.
 type Filler struct {
 	p        fastpath.Producer
 	adm      *kadm.Client
 	seq      map[string]map[int32]int32 // the next sequence number of each partition
 	perBatch int                        // MaxFillerRecords; tests use fewer
+	failed   error                      // why the filler refuses every call
+	batches  map[int]fillerBatchOf      // filler batches by record count, encoded once
 }
 
 // NewFiller returns a Filler writing with p, a producer id and epoch that have written
 // nothing yet.
 func NewFiller(p fastpath.Producer) *Filler {
-	return &Filler{p: p, adm: kadm.NewClient(p.Client), seq: map[string]map[int32]int32{}, perBatch: MaxFillerRecords}
+	return &Filler{p: p, adm: kadm.NewClient(p.Client), seq: map[string]map[int32]int32{}, perBatch: MaxFillerRecords, batches: map[int]fillerBatchOf{}}
 }
 
 // StartAt makes topic[partition] on the target start at logStart, the source's log
-// start, so that the next record written there lands at logStart: it fills the
-// partition from its end up to logStart and moves its log start there (DeleteRecords).
-// It resumes what an earlier call left undone, and does nothing once the partition
-// starts there. A partition whose end is past logStart holds records already and is an
-// error.
+// start, so that the next record written there lands at logStart: it fills the empty
+// partition up to logStart and moves its log start there (DeleteRecords). It does
+// nothing once the partition starts and ends there. A partition that retains any offset
+// (records, or the filler of a call cut short) is refused: only an empty partition is
+// known to hold nothing a consumer reads.
 func (f *Filler) StartAt(ctx context.Context, topic string, partition int32, logStart int64) error {
+	if f.failed != nil {
+		return f.failed
+	}
 	start, end, err := f.bounds(ctx, topic, partition)
 	if err != nil {
 		return err
 	}
-	if end > logStart {
+	switch {
+	case start == logStart && end == logStart:
+		return nil
+	case end > logStart:
 		return fmt.Errorf("%s[%d] ends at offset %d, past the source's log start %d: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic", topic, partition, end, logStart)
+	case start < end:
+		return fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition (a fill cut short leaves its filler there: delete the records below %d, or the topic, and start again)", topic, partition, start, end-1, end)
 	}
 	if end < logStart {
 		if err := f.Fill(ctx, topic, partition, end, logStart); err != nil {
 			return err
 		}
-	}
-	if start >= logStart {
-		return nil
 	}
 	resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{topic: {partition: {At: logStart}}})
 	if err == nil {
@@ -78,42 +88,63 @@ func (f *Filler) StartAt(ctx context.Context, topic string, partition int32, log
 }
 
 // Fill writes filler into topic[partition], whose log end is from, until its log end is
-// to: one aborted transaction of to-from-1 null records (none for a gap of one offset)
-// and the transaction's marker, which takes the last offset. A filler batch that lands
-// at another offset than the one it should is an error naming both: something else
-// writes the partition.
+// to: aborted transactions of one filler batch each and their markers, so that no
+// transaction stays open long whatever the gap (a gap of one offset is a marker alone).
+// A filler batch that lands at another offset than the one it should, or a partition
+// that ends past a marker, is an error naming both offsets: something else writes the
+// partition.
 func (f *Filler) Fill(ctx context.Context, topic string, partition int32, from, to int64) error {
+	if f.failed != nil {
+		return f.failed
+	}
 	if to <= from {
 		return fmt.Errorf("filling %s[%d] from offset %d to %d: nothing to fill", topic, partition, from, to)
 	}
-	if err := f.p.AddPartitions(ctx, map[string][]int32{topic: {partition}}); err != nil {
-		return fmt.Errorf("filling %s[%d] from offset %d to %d: %w", topic, partition, from, to, err)
+	for next := from; next < to; {
+		end := min(to, next+int64(f.perBatch)+1) // a batch and its transaction's marker
+		if err := f.fillOnce(ctx, topic, partition, next, end); err != nil {
+			err = fmt.Errorf("filling %s[%d] from offset %d to %d: %w", topic, partition, from, to, err)
+			f.failed = fmt.Errorf("this filler failed before, so the partition's end is not known (a new filler's producer id completes what it left): %w", err)
+			return err
+		}
+		next = end
 	}
-	next := from
-	for left := to - from - 1; left > 0; {
-		n := min(left, int64(f.perBatch))
+	return nil
+}
+
+// fillOnce fills from..to with one aborted transaction: to-from-1 records and the
+// marker.
+func (f *Filler) fillOnce(ctx context.Context, topic string, partition int32, from, to int64) error {
+	if err := f.p.AddPartitions(ctx, map[string][]int32{topic: {partition}}); err != nil {
+		return err
+	}
+	if n := to - from - 1; n > 0 {
 		base, err := f.produce(ctx, topic, partition, int(n))
-		if err == nil && base != next {
-			err = fmt.Errorf("the filler landed at offset %d, not %d: something else writes this partition", base, next)
+		if err == nil && base != from {
+			err = fmt.Errorf("the filler landed at offset %d, not %d: something else writes this partition", base, from)
 		}
 		if err != nil {
-			return errors.Join(fmt.Errorf("filling %s[%d] from offset %d to %d: %w", topic, partition, from, to, err), f.abort(ctx))
+			return errors.Join(err, f.abort(ctx))
 		}
-		next += n
-		left -= n
 	}
 	if err := f.abort(ctx); err != nil {
-		return fmt.Errorf("filling %s[%d] from offset %d to %d: %w", topic, partition, from, to, err)
+		return err
 	}
 	return f.waitEnd(ctx, topic, partition, to)
 }
 
 // produce writes one batch of n filler records and returns its base offset.
 func (f *Filler) produce(ctx context.Context, topic string, partition int32, n int) (int64, error) {
-	b, h, err := fillerBatch(n, time.Now().UnixMilli())
-	if err != nil {
-		return 0, err
+	fb, ok := f.batches[n]
+	if !ok {
+		b, h, err := fillerBatch(n, time.Now().UnixMilli())
+		if err != nil {
+			return 0, err
+		}
+		fb = fillerBatchOf{b, h}
+		f.batches[n] = fb
 	}
+	b, h := fb.b, fb.h
 	seqs := f.seq[topic]
 	if seqs == nil {
 		seqs = map[int32]int32{}
@@ -183,6 +214,13 @@ func (f *Filler) bounds(ctx context.Context, topic string, partition int32) (sta
 		return 0, 0, fmt.Errorf("%s has no partition %d on the target", topic, partition)
 	}
 	return s.Offset, e.Offset, nil
+}
+
+// fillerBatchOf is an encoded filler batch and its header; Rewrite gives it each
+// producer id, epoch and sequence in place.
+type fillerBatchOf struct {
+	b []byte
+	h batch.Header
 }
 
 // fillerBatch is one zstd batch of n records with an empty key and a null value, stamped

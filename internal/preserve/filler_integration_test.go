@@ -148,8 +148,15 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 	if rc, _ := visible(t, c, topic); rc != 1 {
 		t.Errorf("read_committed reads %d records, want the foreign one alone", rc)
 	}
-	err = f.StartAt(t.Context(), topic, 0, 0)
-	if err == nil || !strings.Contains(err.Error(), "holds records already") {
+	err = f.StartAt(t.Context(), topic, 0, 5)
+	if err == nil || !strings.Contains(err.Error(), "failed before") {
+		t.Errorf("StartAt after a failed fill: %v, want a refusal naming the failure", err)
+	}
+	g := newFiller(t, c)
+	if err := g.StartAt(t.Context(), topic, 0, 0); err == nil || !strings.Contains(err.Error(), "holds records already") {
 		t.Errorf("StartAt(0) on a partition with records: %v, want a refusal", err)
+	}
+	if err := g.StartAt(t.Context(), topic, 0, 100); err == nil || !strings.Contains(err.Error(), "retains offsets") {
+		t.Errorf("StartAt(100) on a partition with records: %v, want a refusal", err)
 	}
 }
