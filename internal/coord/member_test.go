@@ -460,6 +460,22 @@ func TestLeaderReportsMembersOfOtherSettings(t *testing.T) {
 	}
 }
 
+// silenceTimeouts give the silence tests a session far longer than they run: kfake
+// evicts nobody, while the lease's clock, which the tests move, passes a session.
+var silenceTimeouts = Config{SessionTimeout: 30 * time.Second, RebalanceTimeout: 30 * time.Second, HeartbeatInterval: 100 * time.Millisecond}
+
+// silentMember starts member "a" alone on kfake with the lease's clock of the returned
+// fake clock, and waits until it holds the work.
+func silentMember(t *testing.T) (*harness, *node, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	h, _ := newFakeGroup(t, silenceTimeouts, twelve)
+	h.clock = clock.Now
+	n := h.start("a")
+	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	return h, n, clock
+}
+
 // TestSilenceLongerThanASessionLosesTheMembership: a member that had no heartbeat
 // accepted for a whole session timeout (its process stopped, its coordinator
 // unreachable) counts its membership as lost, whatever the coordinator answers its next
@@ -469,17 +485,12 @@ func TestLeaderReportsMembersOfOtherSettings(t *testing.T) {
 // 0.7 s and it wrote a partition another node owned. Here kfake, whose sessions run on
 // the real clock, still holds the member while the lease's clock moves past a session.
 func TestSilenceLongerThanASessionLosesTheMembership(t *testing.T) {
-	clock := newFakeClock()
-	cfg := Config{SessionTimeout: 30 * time.Second, RebalanceTimeout: 30 * time.Second, HeartbeatInterval: 100 * time.Millisecond}
-	h, _ := newFakeGroup(t, cfg, twelve)
-	h.clock = clock.Now
-	n := h.start("a")
-	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	h, n, clock := silentMember(t)
 	gen, memberID, _ := n.m.Generation()
 	old := Grant{Generation: gen, MemberID: memberID}
 
 	resume := h.stallHeartbeats("a")
-	clock.Advance(cfg.SessionTimeout + time.Second)
+	clock.Advance(silenceTimeouts.SessionTimeout + time.Second)
 	resume()
 	kafkatest.Eventually(t, convergeTimeout, func() error {
 		if until := n.m.LeaseUntilOf(old); until.After(clock.Now()) {
@@ -502,12 +513,7 @@ func TestSilenceLongerThanASessionLosesTheMembership(t *testing.T) {
 // request, a work retry): it must give its membership up all the same, not join again
 // under its old member id with its old units.
 func TestSilenceSeenAtARejoinLosesTheMembership(t *testing.T) {
-	clock := newFakeClock()
-	cfg := Config{SessionTimeout: 30 * time.Second, RebalanceTimeout: 30 * time.Second, HeartbeatInterval: 100 * time.Millisecond}
-	h, _ := newFakeGroup(t, cfg, twelve)
-	h.clock = clock.Now
-	n := h.start("a")
-	kafkatest.Eventually(t, convergeTimeout, func() error { return h.converged("a") })
+	h, n, clock := silentMember(t)
 	_, memberID, _ := n.m.Generation()
 
 	h.stallHeartbeats("a") // never resumed: the rejoin stops the heartbeats
@@ -517,7 +523,7 @@ func TestSilenceSeenAtARejoinLosesTheMembership(t *testing.T) {
 		}
 		return nil
 	})
-	clock.Advance(cfg.SessionTimeout + time.Second)
+	clock.Advance(silenceTimeouts.SessionTimeout + time.Second)
 	n.m.Rejoin()
 	kafkatest.Eventually(t, convergeTimeout, func() error {
 		h.mu.Lock()
