@@ -140,12 +140,7 @@ func waitEnd(t *testing.T, c *kafkatest.Cluster, topic string, want int64) {
 // records counts what a consumer of each isolation level reads of topic.
 func records(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncommitted int) {
 	t.Helper()
-	count := func(iso kgo.IsolationLevel) int {
-		n := 0
-		kafkatest.Scan(t, c.Seeds(), topic, iso, func(*kgo.Record) { n++ }, nil)
-		return n
-	}
-	return count(kgo.ReadCommitted()), count(kgo.ReadUncommitted())
+	return kafkatest.Count(t, c.Seeds(), topic, kgo.ReadCommitted()), kafkatest.Count(t, c.Seeds(), topic, kgo.ReadUncommitted())
 }
 
 // TestEmptyTransactionLeavesOneMarker: a transaction that adds a partition and writes

@@ -27,6 +27,22 @@ refresh.topics.interval.seconds = 1
 `, a.Bootstrap, b.Bootstrap, extra)
 }
 
+// StartOffsets returns the log start offsets of a topic's partitions.
+func (c *Cluster) StartOffsets(t testing.TB, topic string) map[int32]int64 {
+	t.Helper()
+	starts, err := c.Admin(t).ListStartOffsets(t.Context(), topic)
+	if err != nil {
+		t.Fatalf("listing the start offsets of %s on cluster %s: %v", topic, c.Name, err)
+	}
+	out := map[int32]int64{}
+	starts.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			out[o.Partition] = o.Offset
+		}
+	})
+	return out
+}
+
 // EndOffsets returns the end offsets of a topic's partitions: the high
 // watermarks, or with kgo.ReadCommitted() the last stable offsets. A
 // missing topic has none.

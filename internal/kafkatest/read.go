@@ -44,6 +44,14 @@ func Scan(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLev
 	return scan(t, seeds, topic, isolation, nil, fn, sized, opts)
 }
 
+// Count is the number of data records a consumer of the isolation level reads of topic.
+func Count(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel) int {
+	t.Helper()
+	n := 0
+	Scan(t, seeds, topic, isolation, func(*kgo.Record) { n++ }, nil)
+	return n
+}
+
 // ScanPartitions is Scan of the given partitions of topic only, for a topic whose other
 // partitions cannot or need not be read (a corrupt one, say).
 func ScanPartitions(t testing.TB, seeds []string, topic string, isolation kgo.IsolationLevel, partitions []int32, fn func(*kgo.Record), opts ...kgo.Opt) {

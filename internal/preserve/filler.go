@@ -173,7 +173,7 @@ func (f *Filler) abort(ctx context.Context) error {
 func (f *Filler) waitEnd(ctx context.Context, topic string, partition int32, want int64) error {
 	wait := 5 * time.Millisecond
 	for {
-		_, end, err := f.bounds(ctx, topic, partition)
+		end, err := f.end(ctx, topic, partition)
 		if err == nil && end == want {
 			return nil
 		}
@@ -194,26 +194,31 @@ func (f *Filler) waitEnd(ctx context.Context, topic string, partition int32, wan
 
 // bounds returns the partition's log start and end.
 func (f *Filler) bounds(ctx context.Context, topic string, partition int32) (start, end int64, err error) {
-	starts, err := f.adm.ListStartOffsets(ctx, topic)
+	if start, err = f.offset(ctx, f.adm.ListStartOffsets, "log start", topic, partition); err != nil {
+		return 0, 0, err
+	}
+	end, err = f.end(ctx, topic, partition)
+	return start, end, err
+}
+
+// end returns the partition's log end.
+func (f *Filler) end(ctx context.Context, topic string, partition int32) (int64, error) {
+	return f.offset(ctx, f.adm.ListEndOffsets, "log end", topic, partition)
+}
+
+func (f *Filler) offset(ctx context.Context, list func(context.Context, ...string) (kadm.ListedOffsets, error), what, topic string, partition int32) (int64, error) {
+	listed, err := list(ctx, topic)
 	if err == nil {
-		err = starts.Error()
+		err = listed.Error()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("listing the log start of %s: %w", topic, err)
+		return 0, fmt.Errorf("listing the %s of %s: %w", what, topic, err)
 	}
-	ends, err := f.adm.ListEndOffsets(ctx, topic)
-	if err == nil {
-		err = ends.Error()
+	o, ok := listed.Lookup(topic, partition)
+	if !ok {
+		return 0, fmt.Errorf("%s has no partition %d on the target", topic, partition)
 	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("listing the log end of %s: %w", topic, err)
-	}
-	s, ok := starts.Lookup(topic, partition)
-	e, ok2 := ends.Lookup(topic, partition)
-	if !ok || !ok2 {
-		return 0, 0, fmt.Errorf("%s has no partition %d on the target", topic, partition)
-	}
-	return s.Offset, e.Offset, nil
+	return o.Offset, nil
 }
 
 // fillerBatchOf is an encoded filler batch and its header; Rewrite gives it each

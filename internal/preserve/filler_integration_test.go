@@ -33,30 +33,13 @@ func newFiller(t *testing.T, c *kafkatest.Cluster) *Filler {
 // bounds returns the partition's log start and end as the broker reports them.
 func bounds(t *testing.T, c *kafkatest.Cluster, topic string, partition int32) (int64, int64) {
 	t.Helper()
-	adm := c.Admin(t)
-	starts, err := adm.ListStartOffsets(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ends, err := adm.ListEndOffsets(t.Context(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := starts.Lookup(topic, partition)
-	e, _ := ends.Lookup(topic, partition)
-	return s.Offset, e.Offset
+	return c.StartOffsets(t, topic)[partition], c.EndOffsets(t, topic, kgo.ReadUncommitted())[partition]
 }
 
 // visible counts the records consumers of each isolation level read.
 func visible(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncommitted int) {
 	t.Helper()
-	for _, parts := range c.ReadAll(t, topic, kgo.ReadCommitted()) {
-		committed += len(parts)
-	}
-	for _, parts := range c.ReadAll(t, topic, kgo.ReadUncommitted()) {
-		uncommitted += len(parts)
-	}
-	return committed, uncommitted
+	return kafkatest.Count(t, c.Seeds(), topic, kgo.ReadCommitted()), kafkatest.Count(t, c.Seeds(), topic, kgo.ReadUncommitted())
 }
 
 // produce writes one plain record to partition 0 and returns its offset.
