@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -27,20 +28,11 @@ refresh.topics.interval.seconds = 1
 `, a.Bootstrap, b.Bootstrap, extra)
 }
 
-// StartOffsets returns the log start offsets of a topic's partitions.
+// StartOffsets returns the log start offsets of a topic's partitions. A missing topic
+// has none.
 func (c *Cluster) StartOffsets(t testing.TB, topic string) map[int32]int64 {
 	t.Helper()
-	starts, err := c.Admin(t).ListStartOffsets(t.Context(), topic)
-	if err != nil {
-		t.Fatalf("listing the start offsets of %s on cluster %s: %v", topic, c.Name, err)
-	}
-	out := map[int32]int64{}
-	starts.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			out[o.Partition] = o.Offset
-		}
-	})
-	return out
+	return c.listOffsets(t, "start", c.Admin(t).ListStartOffsets, topic)
 }
 
 // EndOffsets returns the end offsets of a topic's partitions: the high
@@ -53,12 +45,17 @@ func (c *Cluster) EndOffsets(t testing.TB, topic string, isolation kgo.Isolation
 	if isolation == kgo.ReadCommitted() {
 		list = adm.ListCommittedOffsets
 	}
-	ends, err := list(t.Context(), topic)
+	return c.listOffsets(t, "end", list, topic)
+}
+
+func (c *Cluster) listOffsets(t testing.TB, what string, list func(context.Context, ...string) (kadm.ListedOffsets, error), topic string) map[int32]int64 {
+	t.Helper()
+	listed, err := list(t.Context(), topic)
 	if err != nil {
-		t.Fatalf("listing the end offsets of %s on cluster %s: %v", topic, c.Name, err)
+		t.Fatalf("listing the %s offsets of %s on cluster %s: %v", what, topic, c.Name, err)
 	}
 	out := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
+	listed.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
 			out[o.Partition] = o.Offset
 		}
