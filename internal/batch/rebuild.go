@@ -71,8 +71,47 @@ func Records(runs []Run) int64 {
 // batch (ErrControl), records that do not decode, or more records than
 // the header says.
 func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Compression) (Rebuilt, error) {
-	fail := func(err error) (Rebuilt, error) {
-		return Rebuilt{}, fmt.Errorf("rebuilding the batch at offsets %d..%d: %w", h.BaseOffset, h.LastOffset(), err)
+	recs, runs, err := r.keep(b, h, from, to)
+	if err != nil || len(recs) == 0 {
+		return Rebuilt{Header: h}, err
+	}
+	return r.build(h, recs, runs, to)
+}
+
+// RebuildRuns is Rebuild with one batch per run of consecutive source
+// offsets, so that each lands at its own offsets where the target's log
+// end is its first offset (the offset-preserving mode fills the holes
+// between them). It returns no batch when no record is at or after from.
+func (r *Recompressor) RebuildRuns(b []byte, h Header, from int64, to Compression) ([]Rebuilt, error) {
+	recs, runs, err := r.keep(b, h, from, to)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	out := make([]Rebuilt, 0, len(runs))
+	for _, run := range runs {
+		rb, err := r.build(h, recs[:run.Count], []Run{run}, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rb)
+		recs = recs[run.Count:]
+	}
+	return out, nil
+}
+
+// kept is one record Rebuild keeps: its timestamp as a consumer reads it,
+// its attributes, and its key, value and headers as bytes.
+type kept struct {
+	ts   int64
+	rest []byte // attributes byte excluded: key, value, headers
+	attr byte
+}
+
+// keep decodes the records of b at source offset from or after, with the
+// runs of source offsets they are at.
+func (r *Recompressor) keep(b []byte, h Header, from int64, to Compression) ([]kept, []Run, error) {
+	fail := func(err error) ([]kept, []Run, error) {
+		return nil, nil, fmt.Errorf("rebuilding the batch at offsets %d..%d: %w", h.BaseOffset, h.LastOffset(), err)
 	}
 	if err := r.check(b, h, to); err != nil {
 		return fail(err)
@@ -80,11 +119,6 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Compression) (
 	raw, err := r.decompress(b[HeaderSize:h.Size()], h.Codec())
 	if err != nil {
 		return fail(fmt.Errorf("decompressing its records: %w", err))
-	}
-	type kept struct {
-		ts   int64
-		rest []byte // attributes byte excluded: key, value, headers
-		attr byte
 	}
 	recs := make([]kept, 0, h.NumRecords)
 	var runs []Run
@@ -114,10 +148,12 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Compression) (
 			runs = append(runs, Run{Offset: offset, Count: 1})
 		}
 	}
-	if len(recs) == 0 {
-		return Rebuilt{Header: h}, nil
-	}
+	return recs, runs, nil
+}
 
+// build makes a batch of recs, at the source offsets of runs, from the
+// source batch h, compressed with to.
+func (r *Recompressor) build(h Header, recs []kept, runs []Run, to Compression) (Rebuilt, error) {
 	first, maxTS := recs[0].ts, int64(math.MinInt64)
 	for _, k := range recs {
 		maxTS = max(maxTS, k.ts)
@@ -127,13 +163,14 @@ func (r *Recompressor) Rebuild(b []byte, h Header, from int64, to Compression) (
 		out = appendRecord(out, record{attr: k.attr, tsDelta: k.ts - first, offDelta: int64(i), rest: k.rest})
 	}
 	r.built = out[:0] // kept for the next batch
+	var err error
 	if to.Codec != None {
 		if out, err = r.compress(out, to); err != nil {
-			return fail(err)
+			return Rebuilt{}, fmt.Errorf("rebuilding the batch at offsets %d..%d: %w", h.BaseOffset, h.LastOffset(), err)
 		}
 	}
 	if HeaderSize+len(out)-12 > math.MaxInt32 {
-		return fail(errors.New("its records do not fit a batch"))
+		return Rebuilt{}, fmt.Errorf("rebuilding the batch at offsets %d..%d: its records do not fit a batch", h.BaseOffset, h.LastOffset())
 	}
 
 	nh := h

@@ -265,3 +265,48 @@ func BenchmarkRebuild(b *testing.B) {
 		}
 	})
 }
+
+// TestRebuildRunsSplitsAtHoles rebuilds each case into one batch per run of
+// consecutive source offsets: each is what Rebuild makes of that run alone
+// (checkRebuilt on a copy of the source restricted to it), and together
+// they hold every record from the start offset on.
+func TestRebuildRunsSplitsAtHoles(t *testing.T) {
+	var r Recompressor
+	for _, c := range rebuildCases {
+		t.Run(c.name, func(t *testing.T) {
+			src := c.batch(t, Zstd)
+			h, _ := Parse(src)
+			start := h.BaseOffset + c.from
+			whole, err := r.Rebuild(src, h, start, Compression{Codec: Lz4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := r.RebuildRuns(src, h, start, Compression{Codec: Lz4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(parts) != len(whole.Runs) {
+				t.Fatalf("%d batches for the runs %v", len(parts), whole.Runs)
+			}
+			var records int64
+			for i, part := range parts {
+				run := whole.Runs[i]
+				if len(part.Runs) != 1 || part.Runs[0] != run || part.Header.BaseOffset != run.Offset || int64(part.Header.NumRecords) != run.Count {
+					t.Fatalf("batch %d: header %+v, runs %v; want the run %v", i, part.Header, part.Runs, run)
+				}
+				_, out := consume(t, part.Data)
+				_, all := consume(t, whole.Data)
+				for j, rec := range out {
+					w := all[records+int64(j)]
+					if !bytes.Equal(rec.rec.Value, w.rec.Value) || rec.ts != w.ts {
+						t.Fatalf("batch %d record %d: %+v, want %+v", i, j, rec.rec, w.rec)
+					}
+				}
+				records += run.Count
+			}
+			if got, err := r.RebuildRuns(src, h, h.LastOffset()+1, Compression{Codec: Lz4}); err != nil || got != nil {
+				t.Fatalf("past the last record: %v, %v; want no batch", got, err)
+			}
+		})
+	}
+}

@@ -35,6 +35,9 @@ type partition struct {
 	topic   *topicState
 	num     int32
 	initial bool // present when the flow started: auto.offset.reset applies
+	// keepsOffsets: its records land at their source offsets on the
+	// target (strait.offsets.preserve), set before it starts.
+	keepsOffsets bool
 	// owned: this node copies the partition (Share.Owns, asked once). An
 	// unowned partition is never started, committed or shown.
 	owned bool
@@ -60,6 +63,9 @@ type partition struct {
 	fast    atomic.Bool  // on the fast path (forwarder) rather than the record path
 	end     atomic.Int64 // source end offset (LSO when read_committed): the last fetch's or listing's; -1 before either
 	records atomic.Int64 // records acknowledged by the target
+	// gaps and filled count the gaps filled on the target and the offsets
+	// they held, when the partition keeps the source's offsets.
+	gaps, filled atomic.Int64
 	bytes   atomic.Int64 // key+value+header bytes acknowledged (record path), batch bytes (fast path)
 
 	timing timing // record timestamps: latency, age, lag in seconds
@@ -254,6 +260,12 @@ func (p *partition) AckRebuilt(runs []batch.Run, tgt, next int64) {
 		tgt += r.Count
 	}
 	p.advance(next)
+}
+
+// Filled counts a gap of offsets filled on the target.
+func (p *partition) Filled(offsets int64) {
+	p.gaps.Add(1)
+	p.filled.Add(offsets)
 }
 
 // SkipBefore records that every offset below next holds nothing to copy

@@ -37,6 +37,14 @@ type PartitionStatus struct {
 	// timestamp) and Age the record age at fetch, over the last minute.
 	Latency window.Stats `json:"replication_latency"`
 	Age     window.Stats `json:"record_age"`
+	// KeepsOffsets is on when the partition keeps the source's offsets
+	// (strait.offsets.preserve); Gaps counts the gaps of source offsets
+	// with nothing to copy (markers, aborted records, compaction holes,
+	// the log start) filled on the target, and FilledOffsets the offsets
+	// they held.
+	KeepsOffsets  bool  `json:"keeps_offsets,omitempty"`
+	Gaps          int64 `json:"gaps,omitempty"`
+	FilledOffsets int64 `json:"filled_offsets,omitempty"`
 }
 
 // Partition states.
@@ -92,6 +100,7 @@ func (m *Mirror) Status() Status {
 				Topic: t.Source, Remote: t.Remote, Partition: p.num,
 				Next: next, Committed: committed, End: -1,
 				Records: p.records.Load(), Bytes: p.bytes.Load(), Path: "record",
+				KeepsOffsets: p.keepsOffsets, Gaps: p.gaps.Load(), FilledOffsets: p.filled.Load(),
 			}
 			if p.fast.Load() {
 				ps.Path = "fast"

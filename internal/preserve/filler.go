@@ -1,8 +1,8 @@
-// Package preserve holds the parts of the offset-preserving mode (issue 25: every source
-// record lands at its own offset on the target) that are built so far. The mode is not
-// wired into the data plane yet and has no configuration key.
+// Package preserve holds the filler of the offset-preserving mode
+// (strait.offsets.preserve: every source record lands at its own offset on the target;
+// the fast path keeps it, fastpath/preserve.go).
 //
-// Built: the filler. A broker appends at its log end and takes one offset per record (a
+// A broker appends at its log end and takes one offset per record (a
 // batch whose offset deltas skip is refused whole), so a source offset that holds no
 // copyable record, first of all everything below the source's log start, must be taken
 // on the target by a record no consumer takes for data. Filler is an aborted transaction
@@ -15,7 +15,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -50,87 +53,196 @@ func NewFiller(p fastpath.Producer) *Filler {
 	return &Filler{p: p, adm: kadm.NewClient(p.Client), seq: map[string]map[int32]int32{}, perBatch: MaxFillerRecords, batches: map[int]fillerBatchOf{}}
 }
 
-// StartAt makes topic[partition] on the target start at logStart, the source's log
-// start, so that the next record written there lands at logStart: it fills the empty
-// partition up to logStart and moves its log start there (DeleteRecords). It does
-// nothing once the partition starts and ends there. A partition that retains any offset
-// (records, or the filler of a call cut short) is refused: only an empty partition is
-// known to hold nothing a consumer reads.
-func (f *Filler) StartAt(ctx context.Context, topic string, partition int32, logStart int64) error {
-	if f.failed != nil {
-		return f.failed
-	}
-	start, end, err := f.bounds(ctx, topic, partition)
-	if err != nil {
-		return err
-	}
-	switch {
-	case start == logStart && end == logStart:
-		return nil
-	case end > logStart:
-		return fmt.Errorf("%s[%d] ends at offset %d, past the source's log start %d: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic", topic, partition, end, logStart)
-	case start < end:
-		return fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition (a fill cut short leaves its filler there: delete the records below %d, or the topic, and start again)", topic, partition, start, end-1, end)
-	}
-	if end < logStart {
-		if err := f.Fill(ctx, topic, partition, end, logStart); err != nil {
-			return err
-		}
-	}
-	resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{topic: {partition: {At: logStart}}})
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		return fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", topic, partition, logStart, err)
-	}
-	return nil
+// Start is where a remote partition must start: the source's log start, or where
+// copying begins.
+type Start struct {
+	Topic     string
+	Partition int32
+	At        int64
 }
 
-// Fill writes filler into topic[partition], whose log end is from, until its log end is
-// to: aborted transactions of one filler batch each and their markers, so that no
-// transaction stays open long whatever the gap (a gap of one offset is a marker alone).
-// A filler batch that lands at another offset than the one it should, or a partition
-// that ends past a marker, is an error naming both offsets: something else writes the
-// partition.
-func (f *Filler) Fill(ctx context.Context, topic string, partition int32, from, to int64) error {
-	if f.failed != nil {
-		return f.failed
+// StartAt makes each remote partition of starts begin at its At, so that the next
+// record written there lands at At: it fills the empty partitions up to At (in shared
+// transactions) and moves their log start there (DeleteRecords). A partition that
+// starts and ends at At already needs nothing. It returns one error per start; a
+// partition that retains any offset (records, or the filler of a call cut short) is
+// refused: only an empty partition is known to hold nothing a consumer reads.
+func (f *Filler) StartAt(ctx context.Context, starts []Start) []error {
+	errs := make([]error, len(starts))
+	topics := make([]string, 0, len(starts))
+	for _, s := range starts {
+		topics = append(topics, s.Topic)
 	}
-	if to <= from {
-		return fmt.Errorf("filling %s[%d] from offset %d to %d: nothing to fill", topic, partition, from, to)
-	}
-	for next := from; next < to; {
-		end := min(to, next+int64(f.perBatch)+1) // a batch and its transaction's marker
-		if err := f.fillOnce(ctx, topic, partition, next, end); err != nil {
-			err = fmt.Errorf("filling %s[%d] from offset %d to %d: %w", topic, partition, from, to, err)
-			f.failed = fmt.Errorf("this filler failed before, so the partition's end is not known (a new filler's producer id completes what it left): %w", err)
-			return err
+	begins, serr := f.list(ctx, f.adm.ListStartOffsets, "log start", topics)
+	ends, eerr := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
+	var gaps []fastpath.Gap
+	var gapOf []int
+	for i, s := range starts {
+		start, err := lookup(begins, serr, s.Topic, s.Partition)
+		end, err2 := lookup(ends, eerr, s.Topic, s.Partition)
+		switch {
+		case err != nil || err2 != nil:
+			errs[i] = errors.Join(err, err2)
+		case start == s.At && end == s.At:
+		case end > s.At:
+			errs[i] = fmt.Errorf("%s[%d] ends at offset %d, past %d where the source's offsets begin: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic: %w", s.Topic, s.Partition, end, s.At, fastpath.ErrMisaligned)
+		case start < end:
+			errs[i] = fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition (a fill cut short leaves its filler there: delete the records below %d, or the topic, and start again): %w", s.Topic, s.Partition, start, end-1, end, fastpath.ErrMisaligned)
+		case end < s.At:
+			gaps = append(gaps, fastpath.Gap{Topic: s.Topic, Partition: s.Partition, From: end, To: s.At})
+			gapOf = append(gapOf, i)
 		}
-		next = end
 	}
-	return nil
+	for j, err := range f.Fill(ctx, gaps) {
+		errs[gapOf[j]] = err
+	}
+	del := kadm.Offsets{}
+	for i, s := range starts {
+		if errs[i] == nil {
+			del.Add(kadm.Offset{Topic: s.Topic, Partition: s.Partition, At: s.At})
+		}
+	}
+	if len(del) == 0 {
+		return errs
+	}
+	resp, err := f.adm.DeleteRecords(ctx, del)
+	for i, s := range starts {
+		if errs[i] != nil {
+			continue
+		}
+		r, ok := resp.Lookup(s.Topic, s.Partition)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = errors.New("no answer for it")
+		default:
+			errs[i] = r.Err
+		}
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", s.Topic, s.Partition, s.At, errs[i])
+		}
+	}
+	return errs
 }
 
-// fillOnce fills from..to with one aborted transaction: to-from-1 records and the
-// marker.
-func (f *Filler) fillOnce(ctx context.Context, topic string, partition int32, from, to int64) error {
-	if err := f.p.AddPartitions(ctx, map[string][]int32{topic: {partition}}); err != nil {
+// Fill fills each gap: its remote partition ends at From (with Retry, anywhere up to
+// To: a new filler's producer id aborted what the failed one left open), and must end
+// at To. Each round is one aborted transaction, with at most one filler
+// batch per partition and its marker, so that no transaction stays open long whatever
+// the gap (a gap of one offset is a marker alone). It returns one error per gap, nil
+// for each partition that now ends at its To. A partition that does not end where its
+// gap says, or a filler batch that lands elsewhere, is an error wrapping
+// fastpath.ErrMisaligned: something else writes the partition. Any other failure (a
+// request the target did not answer) fails every gap not filled yet, and the filler
+// then refuses every call.
+func (f *Filler) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
+	errs := make([]error, len(gaps))
+	if len(gaps) == 0 {
+		return errs
+	}
+	if f.failed != nil {
+		return fill(errs, f.failed)
+	}
+	at, err := f.check(ctx, gaps, errs)
+	if err != nil {
+		return fill(errs, err)
+	}
+	for {
+		pending := map[int]int64{} // gap index: the end after this round
+		for i, g := range gaps {
+			if errs[i] == nil && at[i] < g.To {
+				pending[i] = min(g.To, at[i]+int64(f.perBatch)+1) // a batch and its transaction's marker
+			}
+		}
+		if len(pending) == 0 {
+			return errs
+		}
+		if err := f.round(ctx, gaps, at, pending, errs); err != nil {
+			f.failed = fmt.Errorf("this filler failed before, so the partitions' ends are not known (a new filler's producer id completes what it left): %w", err)
+			for i := range pending {
+				if errs[i] == nil {
+					errs[i] = err
+				}
+			}
+			return errs
+		}
+		for i, to := range pending {
+			at[i] = to
+		}
+	}
+}
+
+// fill sets every error of errs to err.
+func fill(errs []error, err error) []error {
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// check lists where each gap's partition ends and returns it, setting errs for
+// partitions that end outside their gap, or in a transaction still open (another
+// producer's, whose timeout will abort it).
+func (f *Filler) check(ctx context.Context, gaps []fastpath.Gap, errs []error) ([]int64, error) {
+	topics := make([]string, len(gaps))
+	for i, g := range gaps {
+		topics[i] = g.Topic
+	}
+	ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
+	if err != nil {
+		return nil, err
+	}
+	stable, err := f.list(ctx, f.adm.ListCommittedOffsets, "last stable offset", topics)
+	if err != nil {
+		return nil, err
+	}
+	at := make([]int64, len(gaps))
+	for i, g := range gaps {
+		end, err := lookup(ends, nil, g.Topic, g.Partition)
+		lso, err2 := lookup(stable, nil, g.Topic, g.Partition)
+		switch {
+		case err != nil || err2 != nil:
+			errs[i] = errors.Join(err, err2)
+		case end != g.From && (!g.Retry || end < g.From || end > g.To):
+			errs[i] = fmt.Errorf("%s[%d] ends at offset %d, not at %d where its copy stands: something else writes this partition: %w", g.Topic, g.Partition, end, g.From, fastpath.ErrMisaligned)
+		case lso < end:
+			errs[i] = fmt.Errorf("%s[%d] holds a transaction still open at offsets %d to %d (a producer that died, which its transaction timeout aborts): the gap is filled once it ends", g.Topic, g.Partition, lso, end-1)
+		}
+		at[i] = end
+	}
+	return at, nil
+}
+
+// round fills each pending gap from at[i] to pending[i] in one aborted transaction.
+// It sets errs[i] for a gap found misaligned, and returns the error that leaves the
+// filler's state unknown.
+func (f *Filler) round(ctx context.Context, gaps []fastpath.Gap, at []int64, pending map[int]int64, errs []error) error {
+	add := map[string][]int32{}
+	for i := range pending {
+		add[gaps[i].Topic] = append(add[gaps[i].Topic], gaps[i].Partition)
+	}
+	if err := f.p.AddPartitions(ctx, add); err != nil {
 		return err
 	}
-	if n := to - from - 1; n > 0 {
-		base, err := f.produce(ctx, topic, partition, int(n))
-		if err == nil && base != from {
-			err = fmt.Errorf("the filler landed at offset %d, not %d: something else writes this partition", base, from)
+	for i, to := range pending {
+		g := gaps[i]
+		n := to - at[i] - 1
+		if n == 0 {
+			continue
 		}
+		base, err := f.produce(ctx, g.Topic, g.Partition, int(n))
 		if err != nil {
 			return errors.Join(err, f.abort(ctx))
+		}
+		if base != at[i] {
+			errs[i] = fmt.Errorf("the filler of %s[%d] landed at offset %d, not %d: something else writes this partition: %w", g.Topic, g.Partition, base, at[i], fastpath.ErrMisaligned)
 		}
 	}
 	if err := f.abort(ctx); err != nil {
 		return err
 	}
-	return f.waitEnd(ctx, topic, partition, to)
+	return f.waitEnds(ctx, gaps, pending, errs)
 }
 
 // produce writes one batch of n filler records and returns its base offset.
@@ -168,57 +280,79 @@ func (f *Filler) abort(ctx context.Context) error {
 	return f.p.End(actx, false)
 }
 
-// waitEnd waits for the partition's end to reach want: the coordinator writes the
-// transaction's marker after EndTxn returns. An end past want means another writer.
-func (f *Filler) waitEnd(ctx context.Context, topic string, partition int32, want int64) error {
+// waitEnds waits for each pending gap's partition to end at pending[i]: the
+// coordinator writes the transaction's markers after EndTxn returns. An end past it
+// means another writer.
+func (f *Filler) waitEnds(ctx context.Context, gaps []fastpath.Gap, pending map[int]int64, errs []error) error {
+	pending = maps.Clone(pending) // reached gaps leave it
 	wait := 5 * time.Millisecond
 	for {
-		end, err := f.end(ctx, topic, partition)
-		if err == nil && end == want {
+		var topics []string
+		for i := range pending {
+			if errs[i] == nil {
+				topics = append(topics, gaps[i].Topic)
+			}
+		}
+		if len(topics) == 0 {
 			return nil
 		}
-		if err == nil && end > want {
-			return fmt.Errorf("%s[%d] ends at offset %d after its filler, past %d: something else writes this partition", topic, partition, end, want)
+		ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
+		var short []string
+		for i, want := range pending {
+			if errs[i] != nil || err != nil {
+				continue
+			}
+			g := gaps[i]
+			end, lerr := lookup(ends, nil, g.Topic, g.Partition)
+			switch {
+			case lerr != nil:
+				short = append(short, lerr.Error())
+			case end > want:
+				errs[i] = fmt.Errorf("%s[%d] ends at offset %d after its filler, past %d: something else writes this partition: %w", g.Topic, g.Partition, end, want, fastpath.ErrMisaligned)
+			case end < want:
+				short = append(short, fmt.Sprintf("%s[%d] ends at offset %d, not %d yet", g.Topic, g.Partition, end, want))
+			default:
+				delete(pending, i) // reached: not listed again
+			}
+		}
+		if err == nil && len(short) == 0 {
+			return nil
 		}
 		if err == nil {
-			err = fmt.Errorf("%s[%d] ends at offset %d", topic, partition, end)
+			err = errors.New(strings.Join(short, "; "))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the filler's marker to end %s[%d] at offset %d: %w (gave up: %w)", topic, partition, want, err, context.Cause(ctx))
+			return fmt.Errorf("waiting for the filler's markers: %w (gave up: %w)", err, context.Cause(ctx))
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
 
-// bounds returns the partition's log start and end.
-func (f *Filler) bounds(ctx context.Context, topic string, partition int32) (start, end int64, err error) {
-	if start, err = f.offset(ctx, f.adm.ListStartOffsets, "log start", topic, partition); err != nil {
-		return 0, 0, err
-	}
-	end, err = f.end(ctx, topic, partition)
-	return start, end, err
-}
-
-// end returns the partition's log end.
-func (f *Filler) end(ctx context.Context, topic string, partition int32) (int64, error) {
-	return f.offset(ctx, f.adm.ListEndOffsets, "log end", topic, partition)
-}
-
-func (f *Filler) offset(ctx context.Context, list func(context.Context, ...string) (kadm.ListedOffsets, error), what, topic string, partition int32) (int64, error) {
-	listed, err := list(ctx, topic)
+// list lists offsets of topics with fn, once per topic.
+func (f *Filler) list(ctx context.Context, fn func(context.Context, ...string) (kadm.ListedOffsets, error), what string, topics []string) (kadm.ListedOffsets, error) {
+	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
+	listed, err := fn(ctx, topics...)
 	if err == nil {
 		err = listed.Error()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("listing the %s of %s: %w", what, topic, err)
+		return nil, fmt.Errorf("listing the %s of %s on the target: %w", what, strings.Join(topics, ", "), err)
+	}
+	return listed, nil
+}
+
+// lookup returns the offset listed for topic[partition], or why there is none.
+func lookup(listed kadm.ListedOffsets, err error, topic string, partition int32) (int64, error) {
+	if err != nil {
+		return 0, err
 	}
 	o, ok := listed.Lookup(topic, partition)
 	if !ok {
 		return 0, fmt.Errorf("%s has no partition %d on the target", topic, partition)
 	}
-	return o.Offset, nil
+	return o.Offset, o.Err
 }
 
 // fillerBatchOf is an encoded filler batch and its header; Rewrite gives it each

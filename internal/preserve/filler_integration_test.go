@@ -3,6 +3,7 @@
 package preserve
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,7 +46,7 @@ func visible(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncom
 // produce writes one plain record to partition 0 and returns its offset.
 func produce(t *testing.T, c *kafkatest.Cluster, topic, value string) int64 {
 	t.Helper()
-	r, err := c.Client(t).ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 0, Value: []byte(value)}).First()
+	r, err := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner())).ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 0, Value: []byte(value)}).First()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestStartAtAMillion(t *testing.T) {
 	f := newFiller(t, c)
 	const logStart = 1_000_000
 	for range 2 {
-		if err := f.StartAt(t.Context(), topic, 0, logStart); err != nil {
+		if err := f.StartAt(t.Context(), []Start{{topic, 0, logStart}})[0]; err != nil {
 			t.Fatal(err)
 		}
 		if s, e := bounds(t, c, topic, 0); s != logStart || e != logStart {
@@ -95,7 +96,7 @@ func TestFillInSeveralBatches(t *testing.T) {
 			t.Fatalf("record %s landed at %d, want %d", v, off, end)
 		}
 		want[end] = v
-		if err := f.Fill(t.Context(), topic, 0, end+1, end+1+gap); err != nil {
+		if err := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, From: end + 1, To: end + 1 + gap}})[0]; err != nil {
 			t.Fatalf("filling a gap of %d after offset %d: %v", gap, end, err)
 		}
 		end += 1 + gap
@@ -115,31 +116,35 @@ func TestFillInSeveralBatches(t *testing.T) {
 }
 
 // TestFillStopsAtAForeignWrite: a partition written by something else than the filler
-// expects is an error naming both offsets, and the filler's transaction is aborted, so
-// read_committed consumers still read the foreign record alone; StartAt refuses a
-// partition that holds records past the log start.
+// expects is a misalignment naming both offsets, nothing is written, and read_committed
+// consumers still read the foreign record alone; the other gap of the same call is
+// filled. StartAt refuses a partition that holds records past the log start.
 func TestFillStopsAtAForeignWrite(t *testing.T) {
 	c := env.Clusters[0]
 	topic := kafkatest.Name(t, "foreign")
-	c.CreateTopic(t, topic, 1, nil)
+	c.CreateTopic(t, topic, 2, nil)
 	produce(t, c, topic, "foreign")
 	f := newFiller(t, c)
-	err := f.Fill(t.Context(), topic, 0, 0, 10)
-	if err == nil || !strings.Contains(err.Error(), "landed at offset 1, not 0") {
-		t.Errorf("filling from 0 over a foreign record: %v, want an error naming offsets 1 and 0", err)
+	errs := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, Partition: 0, From: 0, To: 10}, {Topic: topic, Partition: 1, From: 0, To: 10}})
+	if err := errs[0]; !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "ends at offset 1, not at 0") {
+		t.Errorf("filling from 0 over a foreign record: %v, want a misalignment naming offsets 1 and 0", err)
+	}
+	if errs[1] != nil {
+		t.Errorf("the gap of the other partition: %v", errs[1])
+	}
+	if _, e := bounds(t, c, topic, 0); e != 1 {
+		t.Errorf("the partition with the foreign record ends at %d, want 1: nothing written", e)
+	}
+	if _, e := bounds(t, c, topic, 1); e != 10 {
+		t.Errorf("the other partition ends at %d, want 10", e)
 	}
 	if rc, _ := visible(t, c, topic); rc != 1 {
 		t.Errorf("read_committed reads %d records, want the foreign one alone", rc)
 	}
-	err = f.StartAt(t.Context(), topic, 0, 5)
-	if err == nil || !strings.Contains(err.Error(), "failed before") {
-		t.Errorf("StartAt after a failed fill: %v, want a refusal naming the failure", err)
-	}
-	g := newFiller(t, c)
-	if err := g.StartAt(t.Context(), topic, 0, 0); err == nil || !strings.Contains(err.Error(), "holds records already") {
+	if err := f.StartAt(t.Context(), []Start{{topic, 0, 0}})[0]; err == nil || !strings.Contains(err.Error(), "holds records already") {
 		t.Errorf("StartAt(0) on a partition with records: %v, want a refusal", err)
 	}
-	if err := g.StartAt(t.Context(), topic, 0, 100); err == nil || !strings.Contains(err.Error(), "retains offsets") {
+	if err := f.StartAt(t.Context(), []Start{{topic, 0, 100}})[0]; err == nil || !strings.Contains(err.Error(), "retains offsets") {
 		t.Errorf("StartAt(100) on a partition with records: %v, want a refusal", err)
 	}
 }

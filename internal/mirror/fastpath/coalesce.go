@@ -55,7 +55,7 @@ func (f *Forwarder) coalesce(fp *Part, n int) {
 			continue
 		}
 		size, j := len(fp.queue[i].data), i+1
-		for ; j < len(fp.queue) && mergeable(fp.queue[j], limit) && size+len(fp.queue[j].data) <= limit; j++ {
+		for ; j < len(fp.queue) && mergeable(fp.queue[j], limit) && size+len(fp.queue[j].data) <= limit && adjacent(fp, j); j++ {
 			size += len(fp.queue[j].data)
 		}
 		if j-i < 2 {
@@ -73,6 +73,18 @@ func (f *Forwarder) coalesce(fp *Part, n int) {
 		clear(fp.queue[i+1+removed:]) // no pointer left to a merged batch's fetch response
 		fp.queue = fp.queue[:i+1+removed]
 	}
+}
+
+// adjacent reports whether fp's queued batch j may join the one before it
+// in a merge: always, unless fp keeps offsets and a hole lies between them
+// (a merged batch lands at consecutive offsets).
+func adjacent(fp *Part, j int) bool {
+	if !fp.keep {
+		return true
+	}
+	_, end, _ := fp.queue[j-1].span()
+	first, _, _ := fp.queue[j].span()
+	return first == end
 }
 
 // merge makes one queued batch of qs, consecutive queued batches of one

@@ -117,6 +117,15 @@ func (f *Forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 	}
 	session := f.fetchConns.session(src, conn)
 	shaped := session.shape(req) // after idNames: the request now lists only what changed
+	var split map[tp]bool // partitions that keep offsets: rebuilt batches split at holes
+	for key, fp := range parts {
+		if fp.keep {
+			if split == nil {
+				split = map[tp]bool{}
+			}
+			split[key] = true
+		}
+	}
 	f.spawn(func() any {
 		resp, err := cl.Broker(int(src)).Request(ctx, req)
 		fd := fetchDone{broker: src, conn: conn, session: session, shaped: shaped, parts: parts, at: at, reserved: reserved, err: err}
@@ -135,7 +144,7 @@ func (f *Forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 				}
 			}
 			if fd.err == nil {
-				fd.rebuilt = prepareResponse(fd.resp, idNames, at, f.cfg.compression()) // recode.go
+				fd.rebuilt = prepareResponse(fd.resp, idNames, at, split, f.cfg.compression()) // recode.go
 			}
 		}
 		return fd

@@ -88,6 +88,12 @@ type Part struct {
 	fetchedEpoch int32
 	active       bool // its last fetch returned data (see startFetches)
 	stuck        bool // its target refused or did not answer its last batch (see detach)
+	// keep: the partition keeps the source's offsets (preserve.go);
+	// written is then where its remote partition ends, as far as it
+	// acknowledged or filled, and filling says a Fill of it is out.
+	keep, refuseGaps, filling bool
+	written                   int64
+	fillFailed                bool // its last Fill failed: see Gap.Retry
 }
 
 // behind reports whether the partition's last fetch returned data and left
@@ -167,6 +173,9 @@ type Deps struct {
 	Share        flow.Share
 	// CommitTxn ends a transaction in exactly-once mode.
 	CommitTxn CommitTxn
+	// Gaps fills the gaps of partitions that keep the source's offsets
+	// (preserve.go); nil when none does.
+	Gaps GapFiller
 }
 
 type Forwarder struct {
@@ -213,6 +222,8 @@ type Forwarder struct {
 	// failed ends the attempt (abortAttempt).
 	txn    *txnState
 	failed error
+	// filling: a Fill is out (preserve.go), one at a time.
+	filling bool
 }
 
 func New(cfg Config, deps Deps) *Forwarder {
@@ -311,6 +322,7 @@ func (f *Forwarder) dispatch(ctx, produceCtx context.Context) {
 	// transaction still sends again what it sent before, so it can commit.
 	sending := !f.stopFetching || f.txn != nil && (f.txn.phase == txnEnding || f.txn.phase == txnCommitting)
 	if sending && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.Leased() {
+		f.startFills(produceCtx, now)
 		f.startProduces(produceCtx, now)
 	}
 }
@@ -384,5 +396,7 @@ func (f *Forwarder) handle(ctx context.Context, ev any) {
 		f.fail(ev.fp, flow.TruncationError(ev.fp.p.Source(), ev.fp.p.Partition(), ev.next, ev.logStart, ev.listErr, ev.cause))
 	case addDone, commitDone:
 		f.handleTxn(ev)
+	case fillDone:
+		f.handleFill(ev)
 	}
 }

@@ -46,6 +46,9 @@ type Ledger interface {
 	// SkipBefore records that every offset below next holds nothing to
 	// copy (markers, aborted data, the reverse flow's batches).
 	SkipBefore(next int64)
+	// Filled counts offsets filled on the target with filler, for a
+	// partition that keeps the source's offsets.
+	Filled(offsets int64)
 	// Position is the progress: every source offset below it is on the
 	// target; -1 before any acknowledgement.
 	Position() int64

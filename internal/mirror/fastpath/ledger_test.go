@@ -38,6 +38,7 @@ type testLedger struct {
 	records atomic.Int64
 	bytes   atomic.Int64
 	fetched atomic.Int64 // records Fetched
+	filled  int64        // offsets Filled
 }
 
 var _ Ledger = (*testLedger)(nil)
@@ -89,6 +90,12 @@ func (l *testLedger) AckRebuilt(runs []batch.Run, tgt, next int64) {
 		tgt += r.Count
 	}
 	l.advance(next)
+}
+
+func (l *testLedger) Filled(offsets int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.filled += offsets
 }
 
 func (l *testLedger) SkipBefore(next int64) {

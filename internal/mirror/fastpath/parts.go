@@ -20,6 +20,11 @@ func (f *Forwarder) leave(fp *Part, reason string) {
 	if fp.state == leaving || fp.state == gone {
 		return
 	}
+	if fp.keep {
+		f.fail(fp, fmt.Errorf("%s[%d] cannot stay on the fast path (%s), and keeping the source's offsets (strait.offsets.preserve) works only there: the record path cannot place records at given offsets; Strait stopped the partition (leave the topic out of strait.offsets.preserve.topics to copy it with new offsets)",
+			fp.p.Source(), fp.p.Partition(), reason))
+		return
+	}
 	if f.txn != nil {
 		f.fail(fp, fmt.Errorf("%s[%d] cannot stay on the fast path (%s), and exactly-once mode copies only there: the record path has no transactions; Strait stopped the partition rather than copy it at least once (turn exactly-once mode off for this flow to copy it)",
 			fp.p.Source(), fp.p.Partition(), reason))

@@ -116,7 +116,7 @@ func (f *Forwarder) sendLimit(fp *Part, leader int32, now time.Time) int {
 // canSend reports whether fp may send its next queued batch to leader now.
 func (f *Forwarder) canSend(fp *Part, leader int32, now time.Time) bool {
 	switch {
-	case len(fp.queue) == 0 || fp.queue[0].skip || fp.state != flowing || !f.txnAllows(fp, fp.queue[0]):
+	case len(fp.queue) == 0 || fp.queue[0].skip || fp.state != flowing || !f.txnAllows(fp, fp.queue[0]) || !fp.alignedAt(0):
 		return false
 	case len(fp.sent) >= f.sendLimit(fp, leader, now) || now.Before(fp.notBefore) || fp.p.Failed() != nil:
 		return false
@@ -210,7 +210,7 @@ func (f *Forwarder) canSendNth(fp *Part, leader int32, now time.Time, n int) boo
 	if n == 0 {
 		return f.canSend(fp, leader, now)
 	}
-	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader, now) && f.txnAllows(fp, fp.queue[n])
+	return !fp.queue[n].skip && len(fp.sent)+n < f.sendLimit(fp, leader, now) && f.txnAllows(fp, fp.queue[n]) && fp.alignedAt(n)
 }
 
 // sendRequest moves the head batch of each partition in parts to its sent
@@ -310,9 +310,10 @@ func NextSeq(seq, n int32) int32 {
 }
 
 // applySkips moves progress over skipped offsets at the head of the queue
-// once everything before them is acknowledged.
+// once everything before them is acknowledged, and for a partition that
+// keeps offsets, filled.
 func (f *Forwarder) applySkips(fp *Part) {
-	for len(fp.sent) == 0 && len(fp.queue) > 0 && fp.queue[0].skip {
+	for len(fp.sent) == 0 && len(fp.queue) > 0 && fp.queue[0].skip && (!fp.keep || fp.queue[0].next <= fp.written) {
 		q := fp.takeHead()
 		f.hold(fp, -q.held())
 		fp.p.SkipBefore(q.next)
@@ -523,6 +524,9 @@ func (f *Forwarder) ack(fp *Part, q *qbatch, tgtBase int64) {
 	fp.stuck = false
 	fp.oooRetried = false
 	f.hold(fp, -q.held())
+	if fp.keep && f.checkLanded(fp, q, tgtBase) {
+		return
+	}
 	p := fp.p
 	if q.runs != nil {
 		p.AckRebuilt(q.runs, tgtBase, q.next)

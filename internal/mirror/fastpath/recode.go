@@ -52,8 +52,11 @@ func (c Config) compression() batch.Compression {
 type rebuiltBatches map[int64]*rebuiltBatch
 
 type rebuiltBatch struct {
-	batch.Rebuilt
-	from int64 // the fetch offset: records before it were dropped
+	// parts are the batches made of the source batch's records: one, or
+	// one per run of consecutive offsets for a partition that keeps the
+	// source's offsets (batch.RebuildRuns); none when no record is left.
+	parts []batch.Rebuilt
+	from  int64 // the fetch offset: records before it were dropped
 }
 
 // prepareResponse rebuilds, in resp, the batches that need it, and recodes
@@ -61,13 +64,15 @@ type rebuiltBatch struct {
 // to.Level (compression.type's compression.<codec>.level). at holds each
 // partition's fetch offset, by source topic name; names maps the topic IDs
 // of the request to names, for responses that carry IDs only. It returns
-// the rebuilt batches of each response partition.
-func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, to batch.Compression) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
+// the rebuilt batches of each response partition; those of the partitions
+// in split are split at compaction holes.
+func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map[tp]int64, split map[tp]bool, to batch.Compression) map[*kmsg.FetchResponseTopicPartition]rebuiltBatches {
 	type job struct {
 		rp      *kmsg.FetchResponseTopicPartition
 		from    int64
 		rebuild bool
 		recode  bool
+		split   bool
 		out     rebuiltBatches
 	}
 	var todo []*job
@@ -82,7 +87,7 @@ func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map
 			}
 			rebuild, recode := preparation(rp.RecordBatches, from, to.Codec)
 			if rebuild || recode {
-				todo = append(todo, &job{rp: rp, from: from, rebuild: rebuild, recode: recode})
+				todo = append(todo, &job{rp: rp, from: from, rebuild: rebuild, recode: recode, split: split[tp{name, rp.Partition}]})
 			}
 		}
 	}
@@ -90,7 +95,7 @@ func prepareResponse(resp *kmsg.FetchResponse, names map[[16]byte]string, at map
 		r := recompressors.Get().(*batch.Recompressor)
 		defer recompressors.Put(r)
 		if j.rebuild {
-			j.out = rebuildBatches(r, j.rp.RecordBatches, j.from, to)
+			j.out = rebuildBatches(r, j.rp.RecordBatches, j.from, to, j.split)
 		}
 		if j.recode {
 			j.rp.RecordBatches = recodeBatches(r, j.rp.RecordBatches, j.from, to)
@@ -152,8 +157,9 @@ func preparation(batches []byte, from int64, to batch.Codec) (rebuild, recode bo
 // rebuildBatches rebuilds the data batches that need it, in to (the
 // batch's own codec, at its default level, when to.Codec < 0). A batch
 // with a bad CRC or records that do not decode is left out: walkBatches
-// refetches it or leaves the fast path.
-func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Compression) rebuiltBatches {
+// refetches it or leaves the fast path. With split, each batch is rebuilt
+// into one batch per run of consecutive offsets.
+func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.Compression, split bool) rebuiltBatches {
 	out := rebuiltBatches{}
 	for rest := batches; len(rest) > 0; {
 		h, err := batch.Parse(rest)
@@ -169,8 +175,16 @@ func rebuildBatches(r *batch.Recompressor, batches []byte, from int64, to batch.
 		if codec.Codec < 0 {
 			codec = batch.Compression{Codec: h.Codec()}
 		}
-		if rb, err := r.Rebuild(b, h, from, codec); err == nil {
-			out[h.BaseOffset] = &rebuiltBatch{Rebuilt: rb, from: from}
+		if split {
+			if parts, err := r.RebuildRuns(b, h, from, codec); err == nil {
+				out[h.BaseOffset] = &rebuiltBatch{parts: parts, from: from}
+			}
+		} else if rb, err := r.Rebuild(b, h, from, codec); err == nil {
+			rebuilt := &rebuiltBatch{from: from}
+			if rb.Data != nil {
+				rebuilt.parts = []batch.Rebuilt{rb}
+			}
+			out[h.BaseOffset] = rebuilt
 		}
 	}
 	return out
@@ -194,11 +208,17 @@ func (f *Forwarder) queueRebuilt(fp *Part, h batch.Header, rb *rebuiltBatch) boo
 		f.leave(fp, reason+" that could not be rebuilt")
 		return false
 	}
-	if rb.Data == nil {
+	if len(rb.parts) == 0 {
 		f.queueSkip(fp, h)
 		return true
 	}
-	f.enqueue(fp, &qbatch{data: rb.Data, h: rb.Header, seq: -1, runs: rb.Runs}, h.NextOffset())
+	for i, part := range rb.parts {
+		next := h.NextOffset()
+		if i < len(rb.parts)-1 {
+			_, next, _ = (&qbatch{runs: part.Runs}).span()
+		}
+		f.enqueue(fp, &qbatch{data: part.Data, h: part.Header, seq: -1, runs: part.Runs}, next)
+	}
 	return true
 }
 

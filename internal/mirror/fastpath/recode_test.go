@@ -38,12 +38,16 @@ func TestRecodeAtLevel(t *testing.T) {
 				t.Errorf("recoded at level %d: %d bytes, at level %d: %d; want fewer at the higher level", tt.high, len(high), tt.low, len(low))
 			}
 
-			lowRB := rebuildBatches(&r, sparse, 0, batch.Compression{Codec: tt.codec, Level: tt.low})[0]
-			highRB := rebuildBatches(&r, sparse, 0, batch.Compression{Codec: tt.codec, Level: tt.high})[0]
-			for _, rb := range []*rebuiltBatch{lowRB, highRB} {
-				if rb == nil || rb.Header.Codec() != tt.codec || rb.Header.NumRecords != 3000 {
-					t.Fatalf("rebuilt %+v, want a %s batch of 3000 records", rb, tt.codec)
+			var lowRB, highRB batch.Rebuilt
+			for _, c := range []struct {
+				level int
+				out   *batch.Rebuilt
+			}{{tt.low, &lowRB}, {tt.high, &highRB}} {
+				rb := rebuildBatches(&r, sparse, 0, batch.Compression{Codec: tt.codec, Level: c.level}, false)[0]
+				if rb == nil || len(rb.parts) != 1 || rb.parts[0].Header.Codec() != tt.codec || rb.parts[0].Header.NumRecords != 3000 {
+					t.Fatalf("rebuilt %+v, want one %s batch of 3000 records", rb, tt.codec)
 				}
+				*c.out = rb.parts[0]
 			}
 			if len(highRB.Data) >= len(lowRB.Data) {
 				t.Errorf("rebuilt at level %d: %d bytes, at level %d: %d; want fewer at the higher level", tt.high, len(highRB.Data), tt.low, len(lowRB.Data))
@@ -63,7 +67,7 @@ func TestFastPathCompressionLevel(t *testing.T) {
 	src := encodeBatch(0, 3000, 0, 3, nil)
 	recoded := func(level int) []byte {
 		resp := fetchResp("t", src)
-		prepareResponse(resp, nil, map[tp]int64{{"t", 0}: 0}, batch.Compression{Codec: batch.Gzip, Level: level})
+		prepareResponse(resp, nil, map[tp]int64{{"t", 0}: 0}, nil, batch.Compression{Codec: batch.Gzip, Level: level})
 		b := resp.Topics[0].Partitions[0].RecordBatches
 		if h, err := batch.Parse(b); err != nil || h.Codec() != batch.Gzip || h.NumRecords != 3000 {
 			t.Fatalf("recoded batch %+v (%v), want gzip with 3000 records", h, err)
