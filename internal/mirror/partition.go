@@ -66,7 +66,7 @@ type partition struct {
 	// gaps and filled count the gaps filled on the target and the offsets
 	// they held, when the partition keeps the source's offsets.
 	gaps, filled atomic.Int64
-	bytes   atomic.Int64 // key+value+header bytes acknowledged (record path), batch bytes (fast path)
+	bytes        atomic.Int64 // key+value+header bytes acknowledged (record path), batch bytes (fast path)
 
 	timing timing // record timestamps: latency, age, lag in seconds
 }

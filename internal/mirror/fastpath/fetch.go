@@ -117,7 +117,7 @@ func (f *Forwarder) fetch(ctx context.Context, src int32, keys []tp, now time.Ti
 	}
 	session := f.fetchConns.session(src, conn)
 	shaped := session.shape(req) // after idNames: the request now lists only what changed
-	var split map[tp]bool // partitions that keep offsets: rebuilt batches split at holes
+	var split map[tp]bool        // partitions that keep offsets: rebuilt batches split at holes
 	for key, fp := range parts {
 		if fp.keep {
 			if split == nil {
