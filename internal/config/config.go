@@ -316,6 +316,16 @@ type Flow struct {
 	// ACL sync also copies consumer group ACLs, so that consumers can
 	// commit on the target after a failover. MM2 has no such option.
 	SyncGroupACLs bool
+	// PreserveOffsets is strait.offsets.preserve (default false): the
+	// records of the source topics PreserveTopics names
+	// (strait.offsets.preserve.topics, default every topic) land at their
+	// source offsets on the target. Those RefuseGaps names
+	// (strait.offsets.preserve.refuse.gaps, default none) stop at the first
+	// source offset with nothing to copy instead of filling it. Parse
+	// refuses the mode with exactly-once mode, without the fast path, and
+	// with isolation.level = read_uncommitted.
+	PreserveOffsets            bool
+	PreserveTopics, RefuseGaps []string
 
 	// Transforms are the flow's Connect transforms (transforms, and
 	// transforms.<name>.* at the top level or per flow), which Strait

@@ -228,6 +228,11 @@ func (c *Config) settings(f *Flow) []setting {
 	add("heartbeat.interval.ms", strconv.FormatInt(f.HeartbeatInterval.Milliseconds(), 10))
 	add("rebalance.timeout.ms", strconv.FormatInt(f.RebalanceTimeout.Milliseconds(), 10))
 	add(keyGroupACLs, b(f.SyncGroupACLs))
+	add(keyPreserve, b(f.PreserveOffsets))
+	if f.PreserveOffsets {
+		add(keyPreserveTopics, strings.Join(f.PreserveTopics, ","))
+		add(keyRefuseGaps, strings.Join(f.RefuseGaps, ","))
+	}
 	return out
 }
 

@@ -388,6 +388,9 @@ func (l *loader) flow(s, t string) *Flow {
 	}
 
 	f.FastPath = r.boolean(keyFastPath, true)
+	f.PreserveOffsets = r.boolean(keyPreserve, false)
+	f.PreserveTopics = r.regexList(keyPreserveTopics, []string{".*"})
+	f.RefuseGaps = r.regexList(keyRefuseGaps, nil)
 	f.SyncTopicDeletion = r.boolean(keyTopicDeletion, false)
 	r.clusterKey()
 	f.SyncGroupACLs = r.boolean(keyGroupACLs, false)
@@ -594,6 +597,7 @@ func (l *loader) crossChecks(f *Flow, cc props) {
 		l.rep.errorf(e.origin(), "MM2 (3.9+) rejects emit.offset-syncs.enabled = false on enabled flow %s: its checkpoints need offset syncs; remove the key", f.Name())
 	}
 	l.checkExactlyOnce(f, cc)
+	l.checkPreserve(f, cc)
 	if f.ExactlyOnceSupport == "required" {
 		o := f.Origins["exactly.once.support"]
 		p, ok := f.SourceConsumer.Prop("isolation.level")
@@ -660,6 +664,34 @@ func (l *loader) checkExactlyOnce(f *Flow, cc props) {
 	}
 	if p, ok := f.TargetProducer.Prop("enable.idempotence"); ok && strings.EqualFold(p.Value.Reveal(), "false") {
 		l.rep.errorf(p.Origin, "enable.idempotence = false is not allowed in %s: transactions need the idempotent producer; remove the key, or turn exactly-once mode off", mode)
+	}
+}
+
+// checkPreserve applies the rules of the offset-preserving mode to an
+// enabled flow. Its list keys do nothing without the mode, so they are
+// refused then rather than ignored. The mode writes each record at its
+// source offset by forwarding batches at the remote partition's end, which
+// only the fast path does; it copies exactly once by construction, so it
+// does not take exactly-once mode's transactions; and it must not copy
+// aborted records as data, so it reads committed data.
+func (l *loader) checkPreserve(f *Flow, cc props) {
+	if !f.PreserveOffsets {
+		for _, k := range []string{keyPreserveTopics, keyRefuseGaps} {
+			if e := cc[k]; e != nil {
+				l.rep.errorf(e.origin(), "%s does nothing unless %s = true for flow %s: set that key too, or remove this one", k, keyPreserve, f.Name())
+			}
+		}
+		return
+	}
+	o := f.Origins[keyPreserve]
+	if f.ExactlyOnce {
+		l.rep.errorf(o, "%s = true cannot be combined with exactly-once mode on flow %s: keeping offsets already copies each record once (a restart resumes where the target ends), without transactions on the data; turn one of the two off", keyPreserve, f.Name())
+	}
+	if e, ok := f.Origins[keyFastPath]; ok && !f.FastPath {
+		l.rep.errorf(e, "%s = false is not allowed with %s = true (%s): only the fast path writes batches at the source's offsets; remove the key, or turn %s off", keyFastPath, keyPreserve, lineOf(o), keyPreserve)
+	}
+	if p, ok := f.SourceConsumer.Prop("isolation.level"); ok && strings.EqualFold(strings.TrimSpace(p.Value.Reveal()), "read_uncommitted") {
+		l.rep.errorf(p.Origin, "isolation.level = read_uncommitted is not allowed with %s = true (%s): aborted records would be copied as committed data at their offsets; remove the key (Strait reads committed data by default), or turn %s off", keyPreserve, lineOf(o), keyPreserve)
 	}
 }
 

@@ -202,9 +202,13 @@ const (
 	keyRenameRules      = "strait.rename.rules"
 	keyCluster          = "strait.cluster.enabled"
 	keyExactlyOnce      = "strait.exactly.once"
+	keyPreserve         = "strait.offsets.preserve"
+	keyPreserveTopics   = "strait.offsets.preserve.topics"
+	keyRefuseGaps       = "strait.offsets.preserve.refuse.gaps"
 )
 
-var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules, keyCluster, keyExactlyOnce})
+var straitKeys = set([]string{keyThrottle, keyFastPath, keyIndexMaxSegments, keyTopicDeletion, keyGroupACLs, keyRenameRules, keyCluster, keyExactlyOnce,
+	keyPreserve, keyPreserveTopics, keyRefuseGaps})
 
 // deprecatedAliases maps MM2's pre-2.8 names to the names that replaced them
 // (KIP-629); MM2 3.x still reads them, 4.0 does not.

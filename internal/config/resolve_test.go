@@ -236,6 +236,7 @@ func TestFlowResolution(t *testing.T) {
 					TransactionInterval:               time.Second,
 					TransactionTimeout:                StraitTransactionTimeout,
 					OffsetStorageTopic:                "mm2-offsets.A.internal",
+					PreserveTopics:                    []string{".*"},
 				}
 				got := *f
 				got.SourceConsumer, got.SourceAdmin, got.SourceProducer = Client{}, Client{}, Client{}

@@ -241,6 +241,17 @@ func transactionalID(group string, slot int) string {
 	return fmt.Sprintf("%s-%s-%08x", group, nodeID(), rand.Uint32())
 }
 
+// fillerID is the transactional id of the filler of a mirror that keeps
+// the source's offsets (mirror.Preserve): by slot, as transactionalID, so
+// that a node taking a dead node's slot aborts the fill it left open.
+func fillerID(group string, slot int) string {
+	return transactionalID(group, slot) + "-filler"
+}
+
+// fillerTimeout is the filler's transaction timeout: a fill left open by a
+// node whose slot no node takes holds its partitions that long.
+const fillerTimeout = 30 * time.Second
+
 func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
 	s := &share{d: d, f: f, log: d.log.With("flow", f.cfg.Name(), "component", "share"),
 		reqs: make(chan shareRequest, 8), stopped: make(chan struct{}),
@@ -555,6 +566,11 @@ func (s *share) startMirror(ctx context.Context, grant coord.Grant, units map[co
 		txn := *cfg.Transactions
 		txn.ID = transactionalID(cfg.Group, grant.Slot)
 		cfg.Transactions = &txn
+	}
+	if cfg.Preserve != nil {
+		p := *cfg.Preserve
+		p.ID = fillerID(cfg.Group, grant.Slot)
+		cfg.Preserve = &p
 	}
 	failed := make(chan error, 1)
 	m, err := mirror.New(cfg, deps)

@@ -100,6 +100,10 @@ type Config struct {
 	// Transactions turns on exactly-once mode (fastpath/txn.go); nil copies at
 	// least once.
 	Transactions *Transactions
+	// Preserve keeps the source's offsets for the topics it names; nil
+	// keeps none. It needs the fast path, read_committed and no
+	// Transactions.
+	Preserve *Preserve
 }
 
 // Deps are what a mirror uses and does not own: its clients, its logger,
@@ -150,6 +154,9 @@ func (c Config) Validate() error {
 		if !f.ok {
 			bad = append(bad, f.name)
 		}
+	}
+	if p := c.Preserve; p != nil && (!c.FastPath || !c.ReadCommitted || c.Transactions != nil || p.Timeout <= 0) {
+		bad = append(bad, "Preserve (needs FastPath, ReadCommitted, no Transactions and a Timeout)")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("mirror config of flow %q: %s unset or out of range (resolve defaults before mirror.New)", c.Flow, strings.Join(bad, ", "))
@@ -254,6 +261,7 @@ type Mirror struct {
 	log    *slog.Logger
 
 	fwd       *fastpath.Forwarder // the fast path of the attempt running; nil when off
+	gaps      *lockedGaps         // the filler of the attempt running; nil when no topic keeps offsets
 	recordPID atomic.Int64        // the record path's registered producer id (Provenance)
 	// Renewed record-path producer ids waiting for registerRenewed.
 	renewMu   sync.Mutex
@@ -346,11 +354,15 @@ func (m *Mirror) newForwarder() *fastpath.Forwarder {
 	if !m.cfg.FastPath {
 		return nil
 	}
-	return fastpath.New(m.forwardConfig(), fastpath.Deps{
+	deps := fastpath.Deps{
 		Source: m.src, Target: m.dst, NewTarget: m.cl.NewTarget, NewSource: m.cl.NewSource, Throttle: m.throttle, Totals: &m.totals,
 		ToRecordPath: m.leaveFastPath, Log: m.log.With("path", "fast"), Errors: &m.errors,
 		Provenance: m.deps.Provenance, Share: m.deps.Share, CommitTxn: m.commitTxn,
-	})
+	}
+	if m.gaps != nil {
+		deps.Gaps = m.gaps
+	}
+	return fastpath.New(m.forwardConfig(), deps)
 }
 
 // forwardConfig is the fast path's configuration from the flow's.

@@ -134,10 +134,16 @@ func (m *Mirror) attempt(ctx context.Context) error {
 	if idx.Skipped > 0 {
 		m.log.Warn("skipped undecodable offset index records", "topic", m.cfg.IndexTopic, "count", idx.Skipped)
 	}
+	gaps, closeGaps, err := m.newGaps()
+	if err != nil {
+		return err
+	}
+	defer closeGaps()
 	m.mu.Lock()
 	m.stored = stored
 	m.mm2 = mm2
 	m.index = idx
+	m.gaps = gaps
 	m.fwd = m.newForwarder()
 	if m.cfg.Transactions != nil {
 		m.fwd.UsePID(pid, epoch)

@@ -63,6 +63,7 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 			}
 			idx.SetMaxSegments(m.cfg.IndexMaxSegments)
 			p := newPartition(ts, n, m.begin.initial(t.Source, n), idx, m.cfg.OffsetLagMax, produceCtx)
+			p.keepsOffsets = m.keepsOffsets(t.Source)
 			ts.parts = append(ts.parts, p)
 			if m.own(p) {
 				added = append(added, p)
@@ -133,6 +134,9 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 	m.awaitProducerMetadata(ctx, added)
 	m.describeLimits(ctx, added)
 	starts, later := m.startOffsets(ctx, added, stored)
+	if m.gaps != nil {
+		later = append(later, m.alignStarts(ctx, starts, stored)...)
+	}
 	m.retryStart(ctx, later)
 	record := make(map[string]map[int32]kgo.Offset)
 	var fast []*fastpath.Part
@@ -145,7 +149,11 @@ func (m *Mirror) apply(ctx, produceCtx context.Context, add map[string]Topic, go
 		// with compaction holes or LogAppendTime are rebuilt there.
 		if m.fwd != nil {
 			p.fast.Store(true)
-			fast = append(fast, fastpath.NewPart(p, pos.at))
+			fp := fastpath.NewPart(p, pos.at)
+			if p.keepsOffsets {
+				fp.KeepOffsets(m.cfg.Preserve.RefuseGaps.Matches(p.topic.Source))
+			}
+			fast = append(fast, fp)
 			continue
 		}
 		if record[p.topic.Source] == nil {

@@ -1,0 +1,215 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/mirror/fastpath"
+	"strait/internal/policy"
+	"strait/internal/preserve"
+)
+
+// Preserve keeps the source's offsets on the target (strait.offsets.preserve)
+// for the source topics Topics matches: every record lands at its own
+// offset, the fast path fills what holds nothing to copy
+// (fastpath/preserve.go), and a partition resumes where its remote
+// partition ends (alignStarts). Partitions of the topics RefuseGaps
+// matches stop at the first gap instead of filling it.
+type Preserve struct {
+	Topics, RefuseGaps *policy.Pattern
+	// ID is the transactional id of the filler's producer: the progress
+	// group and the node's slot (the share sets it), so that a node that
+	// takes a dead node's slot aborts the fill it left open; empty, the
+	// progress group's with "-filler".
+	ID string
+	// Timeout is the filler's transaction.timeout.ms: how long a fill a
+	// node left open holds the partition (read_committed consumers and the
+	// next owner's start) when no node takes its slot.
+	Timeout time.Duration
+}
+
+// keepsOffsets reports whether the partitions of source topic keep their
+// offsets.
+func (m *Mirror) keepsOffsets(source string) bool {
+	return m.cfg.Preserve != nil && m.cfg.Preserve.Topics.Matches(source)
+}
+
+// lockedGaps is the attempt's filler, shared by the start of partitions
+// (alignStarts) and the fast path's fills: one call at a time.
+type lockedGaps struct {
+	mu sync.Mutex
+	g  *preserve.Gaps
+}
+
+func (l *lockedGaps) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.g.Fill(ctx, gaps)
+}
+
+func (l *lockedGaps) startAt(ctx context.Context, starts []preserve.Start) []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.g.StartAt(ctx, starts)
+}
+
+// fence makes the filler's producer epoch, which aborts a fill the last
+// holder of the transactional id left open.
+func (l *lockedGaps) fence(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.g.Filler(ctx)
+	return err
+}
+
+// newGaps makes the attempt's filler on a client of its own, and returns
+// the function that closes it; nil when no topic keeps its offsets.
+func (m *Mirror) newGaps() (*lockedGaps, func(), error) {
+	if m.cfg.Preserve == nil {
+		return nil, func() {}, nil
+	}
+	var cl *kgo.Client
+	var err error
+	if m.cl.NewTarget != nil {
+		cl, err = m.cl.NewTarget(fastpath.TransactionOpts()...)
+	} else {
+		cl, err = kgo.NewClient(append(m.dst.Opts(), fastpath.TransactionOpts()...)...)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("flow %s: the filler's client: %w", m.cfg.Flow, err)
+	}
+	txn := fastpath.Transactions{ID: m.cfg.Preserve.ID, Timeout: m.cfg.Preserve.Timeout}
+	if txn.ID == "" {
+		txn.ID = m.cfg.Group + "-filler"
+	}
+	return &lockedGaps{g: preserve.NewGaps(cl, txn)}, cl.Close, nil
+}
+
+// alignStarts moves the start of each partition of starts that keeps its
+// offsets to where its remote partition ends: everything below that end
+// is on the target at its own offset, which makes progress the target's
+// log end, whatever was committed. A remote partition never written
+// starts at the partition's start position: it is filled up to it and
+// its log start moved there (Filler.StartAt). It returns the partitions
+// that start later (a listing failed, or a fill another node left open
+// still holds the partition); those it cannot start are stopped.
+func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos, stored map[string]map[int32]storedOffset) []*partition {
+	var keep []*partition
+	var remotes, sources []string
+	for p := range starts {
+		if p.keepsOffsets {
+			keep = append(keep, p)
+			remotes = append(remotes, p.topic.Remote)
+			sources = append(sources, p.topic.Source)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	later := func(err error) []*partition {
+		for _, p := range keep {
+			delete(starts, p)
+		}
+		if ctx.Err() == nil {
+			m.log.Warn("partitions that keep their offsets start later", "partitions", len(keep), "retry_in", startRetryPause, "err", err)
+		}
+		return keep
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := m.gaps.fence(lctx); err != nil {
+		return later(err)
+	}
+	var ends, stable, srcEnds kadm.ListedOffsets
+	var err error
+	for _, l := range []struct {
+		out  *kadm.ListedOffsets
+		list func(context.Context, ...string) (kadm.ListedOffsets, error)
+		of   []string
+	}{
+		{&ends, m.dstAdm.ListEndOffsets, remotes},
+		{&stable, m.dstAdm.ListCommittedOffsets, remotes},
+		{&srcEnds, m.srcAdm.ListCommittedOffsets, sources},
+	} {
+		if *l.out, err = l.list(lctx, l.of...); err == nil {
+			err = l.out.Error()
+		}
+		if err != nil {
+			return later(fmt.Errorf("listing offsets to align the partitions that keep their offsets: %w", err))
+		}
+	}
+	var fill []preserve.Start
+	var filling []*partition
+	var wait []*partition
+	for _, p := range keep {
+		tEnd, _ := ends.Lookup(p.topic.Remote, p.num)
+		lso, _ := stable.Lookup(p.topic.Remote, p.num)
+		srcEnd, _ := srcEnds.Lookup(p.topic.Source, p.num)
+		at, err := alignedStart(p, starts[p].at, stored, tEnd.Offset, lso.Offset, srcEnd.Offset)
+		switch {
+		case errors.Is(err, errOpenFill):
+			delete(starts, p)
+			wait = append(wait, p)
+			m.log.Warn("a partition that keeps its offsets starts later: a fill another node left open holds it until its transaction times out", "topic", p.topic.Source, "partition", p.num, "err", err)
+		case err != nil:
+			delete(starts, p)
+			if p.Stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+		case tEnd.Offset == 0 && at > 0:
+			fill = append(fill, preserve.Start{Topic: p.topic.Remote, Partition: p.num, At: at})
+			filling = append(filling, p)
+		case tEnd.Offset > 0:
+			p.startAt(at, false)
+			starts[p] = startPos{at: at}
+		}
+	}
+	for i, err := range m.gaps.startAt(lctx, fill) {
+		p := filling[i]
+		switch {
+		case err == nil:
+			m.log.Info("remote partition starts at the source's offset", "topic", p.topic.Remote, "partition", p.num, "offset", fill[i].At)
+		case errors.Is(err, fastpath.ErrMisaligned):
+			delete(starts, p)
+			if p.Stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+		default:
+			delete(starts, p)
+			wait = append(wait, p)
+			m.log.Warn("a partition that keeps its offsets starts later: filling its remote partition up to the source's start failed", "topic", p.topic.Source, "partition", p.num, "err", err)
+		}
+	}
+	return wait
+}
+
+// errOpenFill says a remote partition holds a transaction still open.
+var errOpenFill = errors.New("the remote partition holds a transaction still open")
+
+// alignedStart is where p, which keeps its offsets, starts: at, its start
+// position, when its remote partition was never written (tEnd 0), else
+// where the remote partition ends. It is an error when the remote
+// partition ends past the source's end (lso of the source), or before the
+// stored progress (the remote topic lost records), and errOpenFill while a
+// transaction is open on it (tLSO below tEnd).
+func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffset, tEnd, tLSO, srcEnd int64) (int64, error) {
+	name := fmt.Sprintf("%s[%d]", p.topic.Remote, p.num)
+	switch {
+	case tLSO < tEnd:
+		return 0, fmt.Errorf("%s: %w at offsets %d to %d", name, errOpenFill, tLSO, tEnd-1)
+	case tEnd == 0:
+		return at, nil
+	case tEnd > srcEnd:
+		return 0, fmt.Errorf("%s ends at offset %d, past the end of source %s[%d] (%d): the remote topic holds records the source does not (another writer, or the source topic was recreated), so the source's offsets cannot be kept there; delete the remote topic and copy it again", name, tEnd, p.topic.Source, p.num, srcEnd)
+	}
+	if s, ok := stored[p.topic.Remote][p.num]; ok && s.next > tEnd {
+		return 0, fmt.Errorf("%s ends at offset %d, but the progress group says source offsets up to %d were copied: the remote topic lost records (deleted and created again, or truncated); delete it and reset the progress to copy it again", name, tEnd, s.next-1)
+	}
+	return tEnd, nil
+}

@@ -1,0 +1,204 @@
+//go:build integration
+
+package mirror_test
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"strait/internal/kafkatest"
+	"strait/internal/mirror/fastpath"
+	"strait/internal/preserve"
+)
+
+// moveLogStart makes partition 0 of topic on c, empty, start at offset at, as retention
+// or DeleteRecords would after at records: cheaply, with the filler.
+func moveLogStart(t *testing.T, c *kafkatest.Cluster, topic string, at int64) {
+	t.Helper()
+	g := preserve.NewGaps(c.Client(t, fastpath.TransactionOpts()...), fastpath.Transactions{ID: kafkatest.Name(t, "start"), Timeout: time.Minute})
+	if err := g.StartAt(t.Context(), []preserve.Start{{Topic: topic, Partition: 0, At: at}})[0]; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compactWithHoles fills partition 0 of the compacted topic on c with rounds of records
+// over few keys until the cleaner has removed some (holes inside and between batches),
+// and returns how many records a consumer reads there.
+func compactWithHoles(t *testing.T, c *kafkatest.Cluster, topic string) {
+	t.Helper()
+	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(20*time.Millisecond))
+	round := 0
+	kafkatest.Eventually(t, 90*time.Second, func() error {
+		var recs []*kgo.Record
+		for i := range 200 {
+			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte("k" + strconv.Itoa(i%37)),
+				Value: []byte(fmt.Sprintf("round %d record %d", round, i)), Headers: []kgo.RecordHeader{{Key: "r", Value: []byte(strconv.Itoa(round))}}})
+		}
+		round++
+		if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+			return err
+		}
+		read := len(c.ReadAll(t, topic, kgo.ReadUncommitted())[0])
+		start, end := c.StartOffsets(t, topic)[0], c.EndOffsets(t, topic, kgo.ReadUncommitted())[0]
+		if int64(read) > (end-start)/2 {
+			return fmt.Errorf("the cleaner left %d of %d records", read, end-start)
+		}
+		return nil
+	})
+}
+
+// sameRecords checks that read_committed consumers of topic on a and remote on b read
+// the same records at the same offsets, and that both partitions end at the same
+// offset.
+func sameRecords(t *testing.T, a, b *kafkatest.Cluster, topic, remote string) {
+	t.Helper()
+	src, dst := a.ReadAll(t, topic, kgo.ReadCommitted()), b.ReadAll(t, remote, kgo.ReadCommitted())
+	if len(src) != len(dst) {
+		t.Fatalf("%s has %d partitions, %s %d", topic, len(src), remote, len(dst))
+	}
+	for p := range src {
+		if len(src[p]) != len(dst[p]) {
+			t.Errorf("partition %d: %d records on the source, %d on the target", p, len(src[p]), len(dst[p]))
+			continue
+		}
+		for i, s := range src[p] {
+			if d := dst[p][i]; !sameRecord(s, d) {
+				t.Errorf("partition %d record %d:\nsource %s\ntarget %s", p, i, show(s), show(d))
+				break
+			}
+		}
+	}
+	se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted()), b.EndOffsets(t, remote, kgo.ReadUncommitted())
+	if fmt.Sprint(se) != fmt.Sprint(de) {
+		t.Errorf("the source ends at %v, the target at %v", se, de)
+	}
+}
+
+func sameRecord(s, d *kgo.Record) bool {
+	if s.Offset != d.Offset || !bytes.Equal(s.Key, d.Key) || (s.Key == nil) != (d.Key == nil) || !bytes.Equal(s.Value, d.Value) ||
+		(s.Value == nil) != (d.Value == nil) || !s.Timestamp.Equal(d.Timestamp) || len(s.Headers) != len(d.Headers) {
+		return false
+	}
+	for i, h := range s.Headers {
+		if h.Key != d.Headers[i].Key || !bytes.Equal(h.Value, d.Headers[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func show(r *kgo.Record) string {
+	return fmt.Sprintf("offset %d key %q value %q timestamp %d headers %v", r.Offset, r.Key, r.Value, r.Timestamp.UnixMilli(), r.Headers)
+}
+
+// waitAligned waits until every partition of remote on b ends where topic's on a does.
+func waitAligned(t *testing.T, a, b *kafkatest.Cluster, topic, remote string) {
+	t.Helper()
+	kafkatest.Eventually(t, 2*time.Minute, func() error {
+		se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted()), b.EndOffsets(t, remote, kgo.ReadUncommitted())
+		if fmt.Sprint(se) != fmt.Sprint(de) {
+			return fmt.Errorf("the source ends at %v, the target at %v", se, de)
+		}
+		return nil
+	})
+}
+
+// TestPreserveOffsets: with strait.offsets.preserve, read_committed consumers read the
+// same records at the same offsets on both sides, and every remote partition ends where
+// its source partition does, for a plain topic whose log starts at 1,000,000, a
+// transactional topic with aborted transactions and markers, and a compacted topic with
+// the cleaner's holes; the status names the gaps filled.
+func TestPreserveOffsets(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	prefix := kafkatest.Name(t, "keep")
+	plain, txn, compacted := prefix+"-plain", prefix+"-txn", prefix+"-compacted"
+	a.CreateTopic(t, plain, 2, nil)
+	a.CreateTopic(t, txn, 2, nil)
+	compact := "compact"
+	a.CreateTopic(t, compacted, 1, map[string]*string{"cleanup.policy": &compact, "segment.ms": ptr("300"),
+		"min.cleanable.dirty.ratio": ptr("0.01"), "min.compaction.lag.ms": ptr("0")})
+	moveLogStart(t, a, plain, 1_000_000)
+	produce(t, plain, 2, 3000, kgo.Lz4Compression(), false)
+	produce(t, txn, 2, 6000, kgo.NoCompression(), true)
+	compactWithHoles(t, a, compacted)
+
+	d := runDaemon(t, "topics = "+prefix+"-.*\nA->B.strait.offsets.preserve = true\n")
+	for _, topic := range []string{plain, txn, compacted} {
+		waitAligned(t, a, b, topic, "A."+topic)
+		sameRecords(t, a, b, topic, "A."+topic)
+	}
+	if s := b.StartOffsets(t, "A."+plain)[0]; s != 1_000_000 {
+		t.Errorf("the remote partition of the plain topic starts at %d, want 1000000 like the source", s)
+	}
+	// More records after the start: they land at their offsets too.
+	produce(t, txn, 2, 1500, kgo.ZstdCompression(), true)
+	waitAligned(t, a, b, txn, "A."+txn)
+	sameRecords(t, a, b, txn, "A."+txn)
+
+	gaps := map[string]int64{}
+	for _, f := range d.Status().Flows {
+		for _, p := range f.Mirror.Partitions {
+			if !p.KeepsOffsets {
+				t.Errorf("%s[%d] does not say it keeps its offsets", p.Topic, p.Partition)
+			}
+			gaps[p.Topic] += p.Gaps
+		}
+	}
+	if gaps[plain] != 0 || gaps[txn] == 0 || gaps[compacted] == 0 {
+		t.Errorf("gaps filled by topic: %v; want none in the plain topic (its start is filled before copying), some in the others", gaps)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// TestPreserveStopsAtAForeignWrite: a record another producer writes into a remote
+// partition stops that partition with an error naming both offsets, and nothing more is
+// written to it; the other partition keeps copying.
+func TestPreserveStopsAtAForeignWrite(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "foreign")
+	remote := "A." + topic
+	a.CreateTopic(t, topic, 2, nil)
+	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
+	d := runDaemon(t, "topics = "+topic+"\nA->B.strait.offsets.preserve = true\n")
+	waitAligned(t, a, b, topic, remote)
+
+	foreign := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := foreign.ProduceSync(t.Context(), &kgo.Record{Topic: remote, Partition: 0, Value: []byte("foreign")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
+	var stopped string
+	kafkatest.Eventually(t, time.Minute, func() error {
+		for _, f := range d.Status().Flows {
+			for _, p := range f.Mirror.Partitions {
+				if p.Topic == topic && p.Partition == 0 && p.Error != "" {
+					stopped = p.Error
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("partition 0 still copies after a foreign write")
+	})
+	if !strings.Contains(stopped, "source offset 500 landed at offset 501") {
+		t.Errorf("partition 0 stopped with %q; want the source offset 500 and the target offset 501 named", stopped)
+	}
+	// Partition 1 copies on, to the source's end; partition 0 holds nothing after its
+	// first misplaced batch (at most the batches in flight with it).
+	kafkatest.Eventually(t, time.Minute, func() error {
+		se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted())[1], b.EndOffsets(t, remote, kgo.ReadUncommitted())[1]
+		if se != de {
+			return fmt.Errorf("partition 1 ends at %d on the source, %d on the target", se, de)
+		}
+		return nil
+	})
+	if end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; end > 1001+500 {
+		t.Errorf("the remote partition 0 ends at %d after the foreign record at 500: Strait kept writing it", end)
+	}
+}
