@@ -5,6 +5,8 @@ package mirror_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,6 +143,30 @@ func TestPreserveOffsets(t *testing.T) {
 	waitAligned(t, a, b, txn, "A."+txn)
 	sameRecords(t, a, b, txn, "A."+txn)
 
+	// Apache Kafka's Java consumer reads the same on both sides, from the log start.
+	for _, topic := range []string{plain, txn, compacted} {
+		src, dst := env.ReadWithJava(t, a, topic, nil), env.ReadWithJava(t, b, "A."+topic, nil)
+		if len(src.Records) == 0 || len(src.Records) != len(dst.Records) || !maps.Equal(src.Ends, dst.Ends) {
+			t.Errorf("%s: the Java consumer reads %d records ending at %v on the source, %d ending at %v on the target",
+				topic, len(src.Records), src.Ends, len(dst.Records), dst.Ends)
+		}
+		for p := range src.Ends {
+			if s, d := src.Partition(p), dst.Partition(p); !slices.Equal(s, d) {
+				t.Errorf("%s[%d]: the Java consumer reads %d records on the source, %d on the target (first difference: %s)", topic, p, len(s), len(d), firstDifference(s, d))
+			}
+		}
+	}
+	// An application that stored only the number of the next offset it needed (no group)
+	// resumes on the target at that number: nothing skipped, nothing read twice.
+	whole := env.ReadWithJava(t, a, txn, nil).Partition(0)
+	half := whole[:len(whole)/2]
+	stored := javaOffset(t, half[len(half)-1]) + 1
+	rest := env.ReadWithJava(t, b, "A."+txn, map[int32]int64{0: stored, 1: b.EndOffsets(t, "A."+txn, kgo.ReadUncommitted())[1]}).Partition(0)
+	if got := append(slices.Clone(half), rest...); !slices.Equal(got, whole) {
+		t.Errorf("read on the source up to offset %d, then on the target from there: %d records, want the source's %d (first difference: %s)",
+			stored, len(got), len(whole), firstDifference(whole, got))
+	}
+
 	gaps := map[string]int64{}
 	for _, f := range d.Status().Flows {
 		for _, p := range f.Mirror.Partitions {
@@ -156,6 +182,30 @@ func TestPreserveOffsets(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// javaOffset is the offset of a line of kafkatest.JavaRead.
+func javaOffset(t *testing.T, line string) int64 {
+	t.Helper()
+	f := strings.Fields(line)
+	o, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatalf("line %q: %v", line, err)
+	}
+	return o
+}
+
+// firstDifference describes where a and b first differ.
+func firstDifference(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("line %d: %q against %q", i, a[i], b[i])
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("after line %d, one side ends", min(len(a), len(b)))
+	}
+	return "none"
+}
 
 // TestPreserveStopsAtAForeignWrite: a record another producer writes into a remote
 // partition stops that partition with an error naming both offsets, and nothing more is
