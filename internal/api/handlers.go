@@ -130,7 +130,8 @@ func (s *Server) partitions(w http.ResponseWriter, r *http.Request) {
 		for _, p := range f.Mirror.Partitions {
 			v.Partitions = append(v.Partitions, PartitionView{Flow: f.Name, Topic: p.Topic, Remote: p.Remote, Partition: p.Partition,
 				State: p.State, Path: p.Path, Next: p.Next, End: p.End, LagRecords: p.Lag, LagSeconds: p.LagSeconds,
-				Records: p.Records, Bytes: p.Bytes, LastError: p.Error, Owner: owner})
+				Records: p.Records, Bytes: p.Bytes, LastError: p.Error, Owner: owner,
+				KeepsOffsets: p.KeepsOffsets, Gaps: p.Gaps, FilledOffsets: p.FilledOffsets})
 		}
 	}
 	writeJSON(w, http.StatusOK, v)

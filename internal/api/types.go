@@ -106,6 +106,14 @@ type PartitionView struct {
 	// Owner is the node copying the partition (this one) when several
 	// nodes share the flow.
 	Owner string `json:"owner,omitempty"`
+	// KeepsOffsets says its records land at their source offsets
+	// (strait.offsets.preserve); Gaps counts the runs of source offsets
+	// with nothing to copy (markers, aborted records, compaction holes)
+	// this node filled on the target, and FilledOffsets the offsets in
+	// them.
+	KeepsOffsets  bool  `json:"keeps_offsets,omitempty"`
+	Gaps          int64 `json:"gaps,omitempty"`
+	FilledOffsets int64 `json:"filled_offsets,omitempty"`
 }
 
 // HistoryView is GET /api/v1/history: the node's recent samples, oldest

@@ -650,8 +650,7 @@ func mirrorConfig(fc *config.Flow, cons, prod kafkaclient.Settings, opts Options
 		cfg.Transactions = &mirror.Transactions{Interval: fc.TransactionInterval, Timeout: fc.TransactionTimeout}
 	}
 	if fc.PreserveOffsets {
-		// The config checked both lists with the same compiler; the share
-		// gives each mirror its filler's id (fillerID).
+		// The config checked both lists with the same compiler.
 		topics, _ := policy.CompilePattern(fc.PreserveTopics)
 		refuse, _ := policy.CompilePattern(fc.RefuseGaps)
 		cfg.Preserve = &mirror.Preserve{Topics: topics, RefuseGaps: refuse, Timeout: fillerTimeout}

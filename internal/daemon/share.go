@@ -241,15 +241,10 @@ func transactionalID(group string, slot int) string {
 	return fmt.Sprintf("%s-%s-%08x", group, nodeID(), rand.Uint32())
 }
 
-// fillerID is the transactional id of the filler of a mirror that keeps
-// the source's offsets (mirror.Preserve): by slot, as transactionalID, so
-// that a node taking a dead node's slot aborts the fill it left open.
-func fillerID(group string, slot int) string {
-	return transactionalID(group, slot) + "-filler"
-}
-
-// fillerTimeout is the filler's transaction timeout: a fill left open by a
-// node whose slot no node takes holds its partitions that long.
+// fillerTimeout is the transaction timeout of the fillers of a flow that
+// keeps the source's offsets: a fill left open by a node that died holds
+// its partition (read_committed consumers) that long unless another node
+// takes the partition, which fences it at once.
 const fillerTimeout = 30 * time.Second
 
 func newShare(d *Daemon, f *flow, member func(coord.Config) *coord.Member) *share {
@@ -567,11 +562,7 @@ func (s *share) startMirror(ctx context.Context, grant coord.Grant, units map[co
 		txn.ID = transactionalID(cfg.Group, grant.Slot)
 		cfg.Transactions = &txn
 	}
-	if cfg.Preserve != nil {
-		p := *cfg.Preserve
-		p.ID = fillerID(cfg.Group, grant.Slot)
-		cfg.Preserve = &p
-	}
+
 	failed := make(chan error, 1)
 	m, err := mirror.New(cfg, deps)
 	if err != nil {

@@ -23,16 +23,16 @@ import (
 // matches stop at the first gap instead of filling it.
 type Preserve struct {
 	Topics, RefuseGaps *policy.Pattern
-	// ID is the transactional id of the filler's producer: the progress
-	// group and the node's slot (the share sets it), so that a node that
-	// takes a dead node's slot aborts the fill it left open; empty, the
-	// progress group's with "-filler".
-	ID string
-	// Timeout is the filler's transaction.timeout.ms: how long a fill a
-	// node left open holds the partition (read_committed consumers and the
-	// next owner's start) when no node takes its slot.
+	// Timeout is the filler's transaction.timeout.ms. The filler of a
+	// remote partition has one transactional id whichever node fills it
+	// (fillerPrefix, preserve.FillerID): a new owner fences the last one at
+	// once, so the timeout matters only if no node takes the partition.
 	Timeout time.Duration
 }
+
+// fillerPrefix is the start of the transactional ids of the flow's
+// fillers: the progress group's.
+func (m *Mirror) fillerPrefix() string { return m.cfg.Group + "-filler" }
 
 // keepsOffsets reports whether the partitions of source topic keep their
 // offsets.
@@ -59,13 +59,12 @@ func (l *lockedGaps) startAt(ctx context.Context, starts []preserve.Start) []err
 	return l.g.StartAt(ctx, starts)
 }
 
-// fence makes the filler's producer epoch, which aborts a fill the last
-// holder of the transactional id left open.
-func (l *lockedGaps) fence(ctx context.Context) error {
+// fence makes a new epoch of each partition's filler, which aborts a fill
+// an earlier owner left open and fences that owner's filler.
+func (l *lockedGaps) fence(ctx context.Context, partitions []fastpath.Gap) []error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, err := l.g.Filler(ctx)
-	return err
+	return l.g.Fence(ctx, partitions)
 }
 
 // newGaps makes the attempt's filler on a client of its own, and returns
@@ -84,21 +83,19 @@ func (m *Mirror) newGaps() (*lockedGaps, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("flow %s: the filler's client: %w", m.cfg.Flow, err)
 	}
-	txn := fastpath.Transactions{ID: m.cfg.Preserve.ID, Timeout: m.cfg.Preserve.Timeout}
-	if txn.ID == "" {
-		txn.ID = m.cfg.Group + "-filler"
-	}
-	return &lockedGaps{g: preserve.NewGaps(cl, txn)}, cl.Close, nil
+	return &lockedGaps{g: preserve.NewGaps(cl, m.fillerPrefix(), m.cfg.Preserve.Timeout)}, cl.Close, nil
 }
 
 // alignStarts moves the start of each partition of starts that keeps its
 // offsets to where its remote partition ends: everything below that end
 // is on the target at its own offset, which makes progress the target's
-// log end, whatever was committed. A remote partition never written
-// starts at the partition's start position: it is filled up to it and
-// its log start moved there (Filler.StartAt). It returns the partitions
-// that start later (a listing failed, or a fill another node left open
-// still holds the partition); those it cannot start are stopped.
+// log end, whatever was committed. It first fences the partition's filler
+// (a fill left open by the last owner ends now, not inside this copy). A
+// remote partition never written starts at the partition's start
+// position: it is filled up to it and its log start moved there
+// (Filler.StartAt). It returns the partitions that start later (a listing
+// or the fence failed, or a transaction still holds the partition); those
+// it cannot start are stopped.
 func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos, stored map[string]map[int32]storedOffset) []*partition {
 	var keep []*partition
 	var remotes, sources []string
@@ -123,7 +120,11 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := m.gaps.fence(lctx); err != nil {
+	keys := make([]fastpath.Gap, len(keep))
+	for i, p := range keep {
+		keys[i] = fastpath.Gap{Topic: p.topic.Remote, Partition: p.num}
+	}
+	if err := errors.Join(m.gaps.fence(lctx, keys)...); err != nil {
 		return later(err)
 	}
 	var ends, stable, srcEnds kadm.ListedOffsets
@@ -156,7 +157,7 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 		case errors.Is(err, errOpenFill):
 			delete(starts, p)
 			wait = append(wait, p)
-			m.log.Warn("a partition that keeps its offsets starts later: a fill another node left open holds it until its transaction times out", "topic", p.topic.Source, "partition", p.num, "err", err)
+			m.log.Warn("a partition that keeps its offsets starts later: a transaction holds its remote partition", "topic", p.topic.Source, "partition", p.num, "err", err)
 		case err != nil:
 			delete(starts, p)
 			if p.Stop(err) {

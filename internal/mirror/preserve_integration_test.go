@@ -5,7 +5,6 @@ package mirror_test
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,36 +22,10 @@ import (
 // or DeleteRecords would after at records: cheaply, with the filler.
 func moveLogStart(t *testing.T, c *kafkatest.Cluster, topic string, at int64) {
 	t.Helper()
-	g := preserve.NewGaps(c.Client(t, fastpath.TransactionOpts()...), fastpath.Transactions{ID: kafkatest.Name(t, "start"), Timeout: time.Minute})
+	g := preserve.NewGaps(c.Client(t, fastpath.TransactionOpts()...), kafkatest.Name(t, "start"), time.Minute)
 	if err := g.StartAt(t.Context(), []preserve.Start{{Topic: topic, Partition: 0, At: at}})[0]; err != nil {
 		t.Fatal(err)
 	}
-}
-
-// compactWithHoles fills partition 0 of the compacted topic on c with rounds of records
-// over few keys until the cleaner has removed some (holes inside and between batches),
-// and returns how many records a consumer reads there.
-func compactWithHoles(t *testing.T, c *kafkatest.Cluster, topic string) {
-	t.Helper()
-	cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(20*time.Millisecond))
-	round := 0
-	kafkatest.Eventually(t, 90*time.Second, func() error {
-		var recs []*kgo.Record
-		for i := range 200 {
-			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte("k" + strconv.Itoa(i%37)),
-				Value: []byte(fmt.Sprintf("round %d record %d", round, i)), Headers: []kgo.RecordHeader{{Key: "r", Value: []byte(strconv.Itoa(round))}}})
-		}
-		round++
-		if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
-			return err
-		}
-		read := len(c.ReadAll(t, topic, kgo.ReadUncommitted())[0])
-		start, end := c.StartOffsets(t, topic)[0], c.EndOffsets(t, topic, kgo.ReadUncommitted())[0]
-		if int64(read) > (end-start)/2 {
-			return fmt.Errorf("the cleaner left %d of %d records", read, end-start)
-		}
-		return nil
-	})
 }
 
 // sameRecords checks that read_committed consumers of topic on a and remote on b read
@@ -122,13 +95,11 @@ func TestPreserveOffsets(t *testing.T) {
 	plain, txn, compacted := prefix+"-plain", prefix+"-txn", prefix+"-compacted"
 	a.CreateTopic(t, plain, 2, nil)
 	a.CreateTopic(t, txn, 2, nil)
-	compact := "compact"
-	a.CreateTopic(t, compacted, 1, map[string]*string{"cleanup.policy": &compact, "segment.ms": ptr("300"),
-		"min.cleanable.dirty.ratio": ptr("0.01"), "min.compaction.lag.ms": ptr("0")})
+	a.CreateTopic(t, compacted, 1, kafkatest.CompactedConfig())
 	moveLogStart(t, a, plain, 1_000_000)
 	produce(t, plain, 2, 3000, kgo.Lz4Compression(), false)
 	produce(t, txn, 2, 6000, kgo.NoCompression(), true)
-	compactWithHoles(t, a, compacted)
+	kafkatest.CompactWithHoles(t, a, compacted)
 
 	d := runDaemon(t, "topics = "+prefix+"-.*\nA->B.strait.offsets.preserve = true\n")
 	for _, topic := range []string{plain, txn, compacted} {
@@ -145,15 +116,8 @@ func TestPreserveOffsets(t *testing.T) {
 
 	// Apache Kafka's Java consumer reads the same on both sides, from the log start.
 	for _, topic := range []string{plain, txn, compacted} {
-		src, dst := env.ReadWithJava(t, a, topic, nil), env.ReadWithJava(t, b, "A."+topic, nil)
-		if len(src.Records) == 0 || len(src.Records) != len(dst.Records) || !maps.Equal(src.Ends, dst.Ends) {
-			t.Errorf("%s: the Java consumer reads %d records ending at %v on the source, %d ending at %v on the target",
-				topic, len(src.Records), src.Ends, len(dst.Records), dst.Ends)
-		}
-		for p := range src.Ends {
-			if s, d := src.Partition(p), dst.Partition(p); !slices.Equal(s, d) {
-				t.Errorf("%s[%d]: the Java consumer reads %d records on the source, %d on the target (first difference: %s)", topic, p, len(s), len(d), firstDifference(s, d))
-			}
+		if diff := env.CompareWithJava(t, a, topic, b, "A."+topic); diff != "" {
+			t.Error(diff)
 		}
 	}
 	// An application that stored only the number of the next offset it needed (no group)
@@ -164,7 +128,7 @@ func TestPreserveOffsets(t *testing.T) {
 	rest := env.ReadWithJava(t, b, "A."+txn, map[int32]int64{0: stored, 1: b.EndOffsets(t, "A."+txn, kgo.ReadUncommitted())[1]}).Partition(0)
 	if got := append(slices.Clone(half), rest...); !slices.Equal(got, whole) {
 		t.Errorf("read on the source up to offset %d, then on the target from there: %d records, want the source's %d (first difference: %s)",
-			stored, len(got), len(whole), firstDifference(whole, got))
+			stored, len(got), len(whole), kafkatest.FirstDifference(whole, got))
 	}
 
 	gaps := map[string]int64{}
@@ -181,8 +145,6 @@ func TestPreserveOffsets(t *testing.T) {
 	}
 }
 
-func ptr(s string) *string { return &s }
-
 // javaOffset is the offset of a line of kafkatest.JavaRead.
 func javaOffset(t *testing.T, line string) int64 {
 	t.Helper()
@@ -192,63 +154,4 @@ func javaOffset(t *testing.T, line string) int64 {
 		t.Fatalf("line %q: %v", line, err)
 	}
 	return o
-}
-
-// firstDifference describes where a and b first differ.
-func firstDifference(a, b []string) string {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return fmt.Sprintf("line %d: %q against %q", i, a[i], b[i])
-		}
-	}
-	if len(a) != len(b) {
-		return fmt.Sprintf("after line %d, one side ends", min(len(a), len(b)))
-	}
-	return "none"
-}
-
-// TestPreserveStopsAtAForeignWrite: a record another producer writes into a remote
-// partition stops that partition with an error naming both offsets, and nothing more is
-// written to it; the other partition keeps copying.
-func TestPreserveStopsAtAForeignWrite(t *testing.T) {
-	a, b := env.Clusters[0], env.Clusters[1]
-	topic := kafkatest.Name(t, "foreign")
-	remote := "A." + topic
-	a.CreateTopic(t, topic, 2, nil)
-	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
-	d := runDaemon(t, "topics = "+topic+"\nA->B.strait.offsets.preserve = true\n")
-	waitAligned(t, a, b, topic, remote)
-
-	foreign := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := foreign.ProduceSync(t.Context(), &kgo.Record{Topic: remote, Partition: 0, Value: []byte("foreign")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
-	var stopped string
-	kafkatest.Eventually(t, time.Minute, func() error {
-		for _, f := range d.Status().Flows {
-			for _, p := range f.Mirror.Partitions {
-				if p.Topic == topic && p.Partition == 0 && p.Error != "" {
-					stopped = p.Error
-					return nil
-				}
-			}
-		}
-		return fmt.Errorf("partition 0 still copies after a foreign write")
-	})
-	if !strings.Contains(stopped, "source offset 500 landed at offset 501") {
-		t.Errorf("partition 0 stopped with %q; want the source offset 500 and the target offset 501 named", stopped)
-	}
-	// Partition 1 copies on, to the source's end; partition 0 holds nothing after its
-	// first misplaced batch (at most the batches in flight with it).
-	kafkatest.Eventually(t, time.Minute, func() error {
-		se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted())[1], b.EndOffsets(t, remote, kgo.ReadUncommitted())[1]
-		if se != de {
-			return fmt.Errorf("partition 1 ends at %d on the source, %d on the target", se, de)
-		}
-		return nil
-	})
-	if end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; end > 1001+500 {
-		t.Errorf("the remote partition 0 ends at %d after the foreign record at 500: Strait kept writing it", end)
-	}
 }
