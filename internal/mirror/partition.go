@@ -262,10 +262,19 @@ func (p *partition) AckRebuilt(runs []batch.Run, tgt, next int64) {
 	p.advance(next)
 }
 
-// Filled counts a gap of offsets filled on the target.
-func (p *partition) Filled(offsets int64) {
+// Filled records that source offsets from..to-1, which hold nothing to
+// copy, are filled on the target at the same offsets: the offset map and
+// MM2's syncs translate them to themselves, and progress moves past them.
+func (p *partition) Filled(from, to int64) {
 	p.gaps.Add(1)
-	p.filled.Add(offsets)
+	p.filled.Add(to - from)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if to > p.halt {
+		return
+	}
+	p.ackRunLocked(from, from, to-from)
+	p.advance(to)
 }
 
 // SkipBefore records that every offset below next holds nothing to copy

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/kafkatest"
@@ -100,14 +101,64 @@ func TestPreserveOffsets(t *testing.T) {
 	produce(t, plain, 2, 3000, kgo.Lz4Compression(), false)
 	produce(t, txn, 2, 6000, kgo.NoCompression(), true)
 	kafkatest.CompactWithHoles(t, a, compacted)
+	// A consumer group on the source stopped at offsets of every kind: after a record,
+	// on a marker, on an aborted record, on a compaction hole.
+	group := prefix + "-app"
+	committed := kadm.Offsets{}
+	txnLog := a.ReadAll(t, txn, kgo.ReadCommitted())[0]
+	at := map[string]int64{plain: 1_000_100, txn: txnLog[len(txnLog)/2].Offset + 1, compacted: a.EndOffsets(t, compacted, kgo.ReadUncommitted())[0] / 3}
+	for topic, o := range at {
+		committed.Add(kadm.Offset{Topic: topic, Partition: 0, At: o, LeaderEpoch: -1})
+	}
+	if _, err := a.Admin(t).CommitOffsets(t.Context(), group, committed); err != nil {
+		t.Fatal(err)
+	}
 
-	d := runDaemon(t, "topics = "+prefix+"-.*\nA->B.strait.offsets.preserve = true\n")
+	d := runDaemon(t, "topics = "+prefix+"-.*\nA->B.strait.offsets.preserve = true\ngroups = "+group+
+		"\nrefresh.groups.interval.seconds = 1\nemit.checkpoints.interval.seconds = 1\nsync.group.offsets.enabled = true\nsync.group.offsets.interval.seconds = 1\n")
 	for _, topic := range []string{plain, txn, compacted} {
 		waitAligned(t, a, b, topic, "A."+topic)
 		sameRecords(t, a, b, topic, "A."+topic)
 	}
 	if s := b.StartOffsets(t, "A."+plain)[0]; s != 1_000_000 {
 		t.Errorf("the remote partition of the plain topic starts at %d, want 1000000 like the source", s)
+	}
+	// Group offsets synced to the target are the source's own numbers: translation is
+	// the identity.
+	kafkatest.Eventually(t, time.Minute, func() error {
+		got, err := b.Admin(t).FetchOffsets(t.Context(), group)
+		if err != nil {
+			return err
+		}
+		for topic, want := range at {
+			if o, ok := got.Lookup("A."+topic, 0); !ok || o.At != want {
+				return fmt.Errorf("group %s on the target: A.%s[0] at %d (present %v), want %d as on the source", group, topic, o.At, ok, want)
+			}
+		}
+		return nil
+	})
+	// What read_uncommitted consumers read: on the source the aborted records, on the
+	// target filler records (empty key, null value) in their place and in compaction
+	// holes wider than one offset; the rest is the same records.
+	for _, topic := range []string{txn, compacted} {
+		srcAll, dstAll := a.ReadAll(t, topic, kgo.ReadUncommitted()), b.ReadAll(t, "A."+topic, kgo.ReadUncommitted())
+		var src, dst, filler, data int
+		for p := range srcAll {
+			src += len(srcAll[p])
+			dst += len(dstAll[p])
+			for _, r := range dstAll[p] {
+				if len(r.Key) == 0 && r.Value == nil {
+					filler++ // the filler's records: empty key, null value
+				}
+			}
+		}
+		for _, recs := range b.ReadAll(t, "A."+topic, kgo.ReadCommitted()) {
+			data += len(recs)
+		}
+		t.Logf("%s read_uncommitted: %d records on the source, %d on the target: %d data and %d filler", topic, src, dst, data, filler)
+		if dst != data+filler {
+			t.Errorf("%s: read_uncommitted reads %d records on the target, not its %d data records and %d filler", topic, dst, data, filler)
+		}
 	}
 	// More records after the start: they land at their offsets too.
 	produce(t, txn, 2, 1500, kgo.ZstdCompression(), true)
@@ -154,4 +205,84 @@ func javaOffset(t *testing.T, line string) int64 {
 		t.Fatalf("line %q: %v", line, err)
 	}
 	return o
+}
+
+// TestPreserveRefusesGapsWhereAsked: a topic strait.offsets.preserve.refuse.gaps names
+// stops at its first source offset with nothing to copy (here the marker of its first
+// transaction, at 500) with an error naming the offsets and the key, after copying what
+// came before it; a plain topic of the same flow copies on.
+func TestPreserveRefusesGapsWhereAsked(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	prefix := kafkatest.Name(t, "refuse")
+	plain, txn := prefix+"-plain", prefix+"-txn"
+	a.CreateTopic(t, plain, 1, nil)
+	a.CreateTopic(t, txn, 1, nil)
+	produce(t, plain, 1, 500, kgo.NoCompression(), false)
+	produce(t, txn, 1, 1000, kgo.NoCompression(), true) // two committed transactions of 500
+	d := runDaemon(t, "topics = "+prefix+"-.*\nA->B.strait.offsets.preserve = true\nA->B.strait.offsets.preserve.refuse.gaps = .*-txn\n")
+	waitAligned(t, a, b, plain, "A."+plain)
+	var stopped string
+	kafkatest.Eventually(t, time.Minute, func() error {
+		for _, f := range d.Status().Flows {
+			for _, p := range f.Mirror.Partitions {
+				if p.Topic == txn && p.Error != "" {
+					stopped = p.Error
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("the transactional topic still copies")
+	})
+	if !strings.Contains(stopped, "strait.offsets.preserve.refuse.gaps") || !strings.Contains(stopped, "source offsets 500 to 500") {
+		t.Errorf("the transactional topic stopped with %q; want the gap's offsets and the key named", stopped)
+	}
+	if end := b.EndOffsets(t, "A."+txn, kgo.ReadUncommitted())[0]; end != 500 {
+		t.Errorf("the remote transactional partition ends at %d, want 500: the records before the marker, nothing after", end)
+	}
+}
+
+// TestPreserveStopsAtAForeignWrite: a record another producer writes into a remote
+// partition stops that partition with an error naming both offsets, and nothing more is
+// written to it; the other partition keeps copying.
+func TestPreserveStopsAtAForeignWrite(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "foreign")
+	remote := "A." + topic
+	a.CreateTopic(t, topic, 2, nil)
+	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
+	d := runDaemon(t, "topics = "+topic+"\nA->B.strait.offsets.preserve = true\n")
+	waitAligned(t, a, b, topic, remote)
+
+	foreign := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := foreign.ProduceSync(t.Context(), &kgo.Record{Topic: remote, Partition: 0, Value: []byte("foreign")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
+	var stopped string
+	kafkatest.Eventually(t, time.Minute, func() error {
+		for _, f := range d.Status().Flows {
+			for _, p := range f.Mirror.Partitions {
+				if p.Topic == topic && p.Partition == 0 && p.Error != "" {
+					stopped = p.Error
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("partition 0 still copies after a foreign write")
+	})
+	if !strings.Contains(stopped, "source offset 500 landed at offset 501") {
+		t.Errorf("partition 0 stopped with %q; want the source offset 500 and the target offset 501 named", stopped)
+	}
+	// Partition 1 copies on, to the source's end; partition 0 holds nothing after its
+	// first misplaced batch (at most the batches in flight with it).
+	kafkatest.Eventually(t, time.Minute, func() error {
+		se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted())[1], b.EndOffsets(t, remote, kgo.ReadUncommitted())[1]
+		if se != de {
+			return fmt.Errorf("partition 1 ends at %d on the source, %d on the target", se, de)
+		}
+		return nil
+	})
+	if end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; end > 1001+500 {
+		t.Errorf("the remote partition 0 ends at %d after the foreign record at 500: Strait kept writing it", end)
+	}
 }

@@ -46,9 +46,11 @@ type Ledger interface {
 	// SkipBefore records that every offset below next holds nothing to
 	// copy (markers, aborted data, the reverse flow's batches).
 	SkipBefore(next int64)
-	// Filled counts offsets filled on the target with filler, for a
-	// partition that keeps the source's offsets.
-	Filled(offsets int64)
+	// Filled records that the source offsets from..to-1, which hold
+	// nothing to copy, are filled on the target at the same offsets (a
+	// partition that keeps the source's offsets): they translate to
+	// themselves, and progress moves to to.
+	Filled(from, to int64)
 	// Position is the progress: every source offset below it is on the
 	// target; -1 before any acknowledgement.
 	Position() int64

@@ -92,10 +92,14 @@ func (l *testLedger) AckRebuilt(runs []batch.Run, tgt, next int64) {
 	l.advance(next)
 }
 
-func (l *testLedger) Filled(offsets int64) {
+func (l *testLedger) Filled(from, to int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.filled += offsets
+	l.filled += to - from
+	if l.err == nil {
+		l.idx.AckRange(from, from, to-from)
+		l.advance(to)
+	}
 }
 
 func (l *testLedger) SkipBefore(next int64) {

@@ -183,7 +183,7 @@ func (f *Forwarder) handleFill(ev fillDone) {
 		switch err := ev.errs[i]; {
 		case err == nil:
 			fp.written, fp.fillFailed = ev.gaps[i].To, false
-			fp.p.Filled(ev.gaps[i].To - ev.gaps[i].From)
+			fp.p.Filled(ev.gaps[i].From, ev.gaps[i].To)
 			f.applySkips(fp)
 		case errors.Is(err, ErrMisaligned):
 			f.fail(fp, err)
