@@ -341,7 +341,7 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	var errs []error
 	for run := 1; run <= p.Runs; run++ {
 		for _, tool := range w.tools(p.Tools) {
-			cp, err := r.copyRun(ctx, tool, ts, w.TargetCodec, ends, load.PayloadBytes)
+			cp, err := r.copyRun(ctx, tool, ts, w.TargetCodec, ends, load.records, load.PayloadBytes)
 			cp.Run = run
 			if err != nil {
 				if ctx.Err() != nil {

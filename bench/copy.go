@@ -118,7 +118,11 @@ type copyResult struct {
 // gigabyte for the kernel to write back, which throttled the writes of the
 // run right after them. That was always the first Strait run of a cell: in
 // cell 1 it took 3.0 s for 300 MB against 0.6 s for the next two.
-func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetCodec string, srcEnds []int64, payload int64) (copyResult, error) {
+//
+// srcEnds are the source's end offsets and records its records, per partition: the same
+// but for a source written in transactions (-source-txn), whose markers take offsets. A
+// copy is complete when B holds the records, or for strait-keep, when B ends where A does.
+func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetCodec string, srcEnds, records []int64, payload int64) (copyResult, error) {
 	settled := settleWriteback()
 	f := r.nextFlow(src, targetCodec)
 	remotes := f.remoteTopics()
@@ -126,7 +130,7 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	res := copyResult{
 		WritebackSeconds: settled.Seconds(),
 		Tool:             tool, Flow: f.source + "->" + f.target, Topic: src.names[0], RemoteTopic: remotes[0], Topics: len(src.names),
-		Partitions: partitions * len(src.names), Records: sum(srcEnds), PayloadBytes: payload, LoadAvg: loadAvg(),
+		Partitions: partitions * len(src.names), Records: sum(records), PayloadBytes: payload, LoadAvg: loadAvg(),
 	}
 	broker0 := r.brokerCPU()
 	var down0 int64
@@ -140,7 +144,11 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 	defer pr.stop(stopTimeoutTool) // on every error path; a no-op once stopped below
 
 	eos := isEOS(tool, r.p.StraitProps)
-	seen, err := r.watchCopy(ctx, copyWatch{tool: tool, remotes: remotes, partitions: partitions, want: srcEnds,
+	want := records
+	if tool == toolStraitKeep {
+		want = srcEnds
+	}
+	seen, err := r.watchCopy(ctx, copyWatch{tool: tool, remotes: remotes, partitions: partitions, want: want,
 		procs: []*proc{pr}, deadline: pr.started.Add(r.p.CopyTimeout.Duration), committed: eos})
 	if err != nil {
 		return res, err
@@ -173,7 +181,7 @@ func (r *runner) copyRun(ctx context.Context, tool string, src topicSet, targetC
 		}
 	}
 	r.log.Info("copy complete", "tool", tool, "wall_s", res.WallSeconds, "mb_per_s", res.MBPerSec, "cpu_s", res.CPUSeconds, "peak_rss_mb", float64(st.PeakRSSBytes)/1e6)
-	if res.TargetRecords != res.Records {
+	if res.TargetRecords != res.Records && tool != toolStraitKeep { // strait-keep's ends count its filler
 		r.log.Warn("the target holds more records than the source: duplicates", "tool", tool, "target", res.TargetRecords, "source", res.Records)
 	}
 	if eos {

@@ -401,7 +401,7 @@ const (
 
 // chartColors are the bars' colours per tool: each exactly-once variant a lighter shade
 // of its replicator's.
-var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85", toolMM2Default: "#7f7f7f", toolStraitDefault: "#17becf"}
+var chartColors = map[string]string{toolStrait: "#1f77b4", toolStraitEOS: "#9ecae1", toolMM2: "#ff7f0e", toolMM2EOS: "#fdbe85", toolMM2Default: "#7f7f7f", toolStraitDefault: "#17becf", toolStraitKeep: "#2ca02c"}
 
 // chartSVG draws the steady-state throughput of both tools (and of their exactly-once
 // variants where a cell ran them) per cell as horizontal bars (median) with a line over

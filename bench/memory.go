@@ -19,7 +19,7 @@ func (r *runner) memory(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("memory run with %d partitions: %w", parts, err)
 		}
-		c, err := r.copyRun(ctx, toolStrait, ts, r.p.TargetCodec, ends, load.PayloadBytes)
+		c, err := r.copyRun(ctx, toolStrait, ts, r.p.TargetCodec, ends, ends, load.PayloadBytes)
 		if err != nil {
 			return fmt.Errorf("memory run with %d partitions: %w", parts, err)
 		}

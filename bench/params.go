@@ -44,16 +44,19 @@ const (
 	// toolStraitDefault is Strait reading the same file as mm2-default: Strait at its
 	// defaults (no max.partition.fetch.bytes, so its fetches grow with the link).
 	toolStraitDefault = "strait-default"
+	// toolStraitKeep is Strait keeping the source's offsets (strait.offsets.preserve):
+	// its copy is complete when B ends where A does, filler included.
+	toolStraitKeep = "strait-keep"
 )
 
 // allTools are the tools in the order reports list them: each replicator, then its
 // exactly-once variant, then the replicator at its defaults.
-var allTools = []string{toolStrait, toolStraitEOS, toolStraitDefault, toolMM2, toolMM2EOS, toolMM2Default}
+var allTools = []string{toolStrait, toolStraitEOS, toolStraitKeep, toolStraitDefault, toolMM2, toolMM2EOS, toolMM2Default}
 
 // baseTool is the replicator a tool runs: strait or mm2.
 func baseTool(tool string) string {
 	switch tool {
-	case toolStraitEOS, toolStraitDefault:
+	case toolStraitEOS, toolStraitDefault, toolStraitKeep:
 		return toolStrait
 	case toolMM2EOS, toolMM2Default:
 		return toolMM2
@@ -120,6 +123,9 @@ type params struct {
 	// Timestamps is the backlog topics' timestamps, stampCreate or
 	// stampLogAppend (Strait rebuilds every batch of such a topic).
 	Timestamps  string   `json:"timestamps,omitempty"`
+	// SourceTxn writes the backlog in committed transactions of this many records (a
+	// marker after each, in every partition it wrote); 0 writes it without.
+	SourceTxn int `json:"source_txn_records,omitempty"`
 	CopyTimeout duration `json:"copy_timeout"`
 
 	MemPartitions          []int `json:"memory_partitions"`
@@ -247,6 +253,7 @@ func parseParams(args []string, stderr io.Writer) (params, error) {
 	fs.DurationVar(&p.LatencyWarmup.Duration, "latency-warmup", p.LatencyWarmup.Duration, "latency run: how long the producer writes before the measured window (those records are left out)")
 	fs.DurationVar(&p.LatencyDuration.Duration, "latency-duration", p.LatencyDuration.Duration, "latency run: how long the measured window lasts (after the warm-up)")
 	fs.StringVar(&p.LatencyTimestamps, "latency-timestamps", p.LatencyTimestamps, "latency run: the topic's timestamps, create (the producer's; Strait forwards its batches) or logappend (the source broker's; Strait rebuilds its batches as CreateTime)")
+	fs.IntVar(&p.SourceTxn, "source-txn", 0, "copy: write the backlog in committed transactions of this many records (0: no transactions); single-topic cells only")
 	fs.StringVar(&p.Timestamps, "timestamps", p.Timestamps, "copy: the backlog topics' timestamps, create (the producer's) or logappend (the source broker's; Strait rebuilds every batch as CreateTime)")
 	fs.DurationVar(&p.LatencyGrace.Duration, "latency-grace", p.LatencyGrace.Duration, "latency run: how long consumers wait for the last records after the producer stops")
 	fs.DurationVar(&p.CopyTimeout.Duration, "copy-timeout", p.CopyTimeout.Duration, "give up on a copy that is not complete after this long")
@@ -382,7 +389,7 @@ func (p *params) validate() error {
 	}
 	for _, t := range p.Tools {
 		if !slices.Contains(allTools, t) {
-			bad("-tools: unknown tool %q: use strait, mm2, strait-eos, mm2-eos, strait-default and/or mm2-default", t)
+			bad("-tools: unknown tool %q: use strait, mm2, strait-eos, mm2-eos, strait-keep, strait-default and/or mm2-default", t)
 		}
 	}
 	for _, t := range p.MatrixEOS {
@@ -422,6 +429,9 @@ func (p *params) validate() error {
 	}
 	if p.LatencyTimestamps != stampCreate && p.LatencyTimestamps != stampLogAppend {
 		bad("-latency-timestamps %q: use create or logappend", p.LatencyTimestamps)
+	}
+	if p.SourceTxn < 0 {
+		bad("-source-txn %d: give the records per source transaction, or 0 for none", p.SourceTxn)
 	}
 	if p.Timestamps != stampCreate && p.Timestamps != stampLogAppend {
 		bad("-timestamps %q: use create or logappend", p.Timestamps)

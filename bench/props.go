@@ -159,12 +159,16 @@ func (f flowSpec) properties(tool string) string {
 		w("listeners = http://127.0.0.1:%d", f.mm2RestPort)
 		w("%s.consumer.isolation.level = read_committed", f.source)
 	}
-	if baseTool(tool) == toolStrait && (tool == toolStraitEOS || f.cluster) {
+	if baseTool(tool) == toolStrait && (tool == toolStraitEOS || tool == toolStraitKeep || f.cluster) {
 		w("# Strait only:")
 	}
 	if tool == toolStraitEOS {
 		w("# exactly-once mode, a transaction committed every offset.flush.interval.ms (1 s by default),")
 		w("strait.exactly.once = true")
+	}
+	if tool == toolStraitKeep {
+		w("# every record at its source offset on the target, gaps filled,")
+		w("strait.offsets.preserve = true")
 	}
 	if baseTool(tool) == toolStrait && f.cluster {
 		w("# every process started with this file shares the flow (as always), each with an API port of its own,")

@@ -255,6 +255,11 @@ type preloadResult struct {
 	// DiskBytes is the backlog's size in A's log dir: with a codec, the compressed size.
 	DiskBytes int64  `json:"disk_bytes"`
 	LoadAvg   string `json:"load_avg"`
+	// Transactions is how many committed transactions wrote it (-source-txn), 0 none.
+	Transactions int `json:"transactions,omitempty"`
+	// records are the records of each partition, flattened as endOffsetsAll: the end
+	// offsets, but for the markers of a backlog written in transactions.
+	records []int64
 }
 
 // topicSet is the source topics of a cell: names, each with the same partitions; pattern
@@ -307,6 +312,11 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 		// partition, so every partition's batches alternate between the two codecs.
 		chunk := 16 * len(ts.names) * ts.partitions
 		res.produceResult, err = produceMixed(ctx, []*kgo.Client{plain, cl}, g, ts.names, n, chunk)
+	} else if r.p.SourceTxn > 0 {
+		if len(ts.names) > 1 {
+			return res, nil, fmt.Errorf("-source-txn writes single-topic cells only; %q has %d topics", ts.pattern, len(ts.names))
+		}
+		res.produceResult, res.Transactions, err = r.produceInTransactions(ctx, g, ts.names, n, codecName)
 	} else {
 		res.produceResult, err = produceBacklog(ctx, cl, g, ts.names, n)
 	}
@@ -317,7 +327,16 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 	if err != nil {
 		return res, nil, err
 	}
-	if got := sum(ends); got != int64(n) {
+	res.records = ends
+	if r.p.SourceTxn > 0 && len(ts.names) == 1 {
+		res.records = make([]int64, ts.partitions)
+		for i := range int64(n) {
+			res.records[g.partitionOf(i)]++
+		}
+		if got := sum(ends); got <= int64(n) {
+			return res, nil, fmt.Errorf("topic %q on cluster a ends at %d offsets after %d records in %d transactions: the markers are missing", ts.pattern, got, n, res.Transactions)
+		}
+	} else if got := sum(ends); got != int64(n) {
 		return res, nil, fmt.Errorf("topics %q on cluster a hold %d records after the preload, want %d", ts.pattern, got, n)
 	}
 	if res.DiskBytes, err = topicDiskBytes(ctx, r.src, ts.names...); err != nil {
@@ -325,6 +344,38 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 	}
 	r.log.Info("preloaded", "topic", ts.pattern, "seconds", res.Seconds, "mb_per_s", mbps(res.PayloadBytes, res.Seconds), "disk_mb", float64(res.DiskBytes)/1e6)
 	return res, ends, nil
+}
+
+// produceInTransactions writes records 0..n-1 into topics in committed transactions of
+// -source-txn records each, with a transactional producer of its own.
+func (r *runner) produceInTransactions(ctx context.Context, g *generator, topics []string, n int, codecName string) (produceResult, int, error) {
+	cl, err := newClient(r.tb.a.bootstrap, append(producerOpts(r.tb.a.bootstrap, codecName),
+		kgo.TransactionalID("strait-bench-txn-"+topics[0]))...)
+	if err != nil {
+		return produceResult{}, 0, err
+	}
+	defer cl.Close()
+	var res produceResult
+	txns := 0
+	cpu0, began := selfCPU(), time.Now()
+	for from := int64(0); from < int64(n); from += int64(r.p.SourceTxn) {
+		if err := cl.BeginTransaction(); err != nil {
+			return res, txns, err
+		}
+		pr, err := produceRange(ctx, cl, g, topics, from, min(from+int64(r.p.SourceTxn), int64(n)))
+		res.Records += pr.Records
+		res.PayloadBytes += pr.PayloadBytes
+		if err != nil {
+			return res, txns, err
+		}
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return res, txns, fmt.Errorf("committing source transaction %d: %w", txns+1, err)
+		}
+		txns++
+	}
+	res.Seconds = time.Since(began).Seconds()
+	res.ClientCPU = selfCPU() - cpu0
+	return res, txns, nil
 }
 
 // nextFlow returns the flow of the next tool run: new aliases, so the run's remote topics,

@@ -215,7 +215,7 @@ func (r *runner) scaleRun(ctx context.Context, topics int) (scaleRun, error) {
 	defer r.deleteTopics(ctx, r.src, ts.names)
 	var errs []error
 	for _, tool := range p.Tools {
-		c, err := r.copyRun(ctx, tool, ts, p.TargetCodec, ends, load.PayloadBytes)
+		c, err := r.copyRun(ctx, tool, ts, p.TargetCodec, ends, ends, load.PayloadBytes)
 		c.Run = 1
 		if err != nil {
 			if ctx.Err() != nil {

@@ -37,7 +37,7 @@ func (r *runner) warmBrokers(ctx context.Context) (*warmupResult, error) {
 		return nil, fmt.Errorf("preloading the warm-up topic: %w", err)
 	}
 	defer r.deleteTopics(ctx, r.src, ts.names)
-	cp, err := r.copyRun(ctx, toolStrait, ts, "", ends, load.PayloadBytes) // compression.type unset
+	cp, err := r.copyRun(ctx, toolStrait, ts, "", ends, ends, load.PayloadBytes) // compression.type unset
 	if err != nil {
 		return nil, fmt.Errorf("the warm-up copy: %w", err)
 	}
