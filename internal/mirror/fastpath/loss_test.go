@@ -119,7 +119,11 @@ func (x fastFixture) fetched(ctx context.Context, resp *kmsg.FetchResponse, at .
 	}
 	key := tp{"t", 0}
 	offs := map[tp]int64{key: off}
-	rebuilt := prepareResponse(resp, nil, offs, nil, x.f.cfg.compression()) // as the fetch goroutine does
+	var split map[tp]bool
+	if x.fp.keep {
+		split = map[tp]bool{key: true}
+	}
+	rebuilt := prepareResponse(resp, nil, offs, split, x.f.cfg.compression()) // as the fetch goroutine does
 	x.f.handleFetch(ctx, fetchDone{broker: 1, parts: map[tp]*Part{key: x.fp}, at: offs, resp: resp, rebuilt: rebuilt})
 }
 
