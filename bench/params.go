@@ -122,10 +122,10 @@ type params struct {
 	LatencyTimestamps string `json:"latency_timestamps,omitempty"`
 	// Timestamps is the backlog topics' timestamps, stampCreate or
 	// stampLogAppend (Strait rebuilds every batch of such a topic).
-	Timestamps  string   `json:"timestamps,omitempty"`
+	Timestamps string `json:"timestamps,omitempty"`
 	// SourceTxn writes the backlog in committed transactions of this many records (a
 	// marker after each, in every partition it wrote); 0 writes it without.
-	SourceTxn int `json:"source_txn_records,omitempty"`
+	SourceTxn   int      `json:"source_txn_records,omitempty"`
 	CopyTimeout duration `json:"copy_timeout"`
 
 	MemPartitions          []int `json:"memory_partitions"`
