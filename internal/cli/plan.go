@@ -105,6 +105,12 @@ func renderPlan(w io.Writer, changes []daemon.FlowChanges) {
 		if len(lines) == 0 {
 			lines = append(lines, "in sync: nothing to change")
 		}
+		if len(c.KeepOffsets) > 0 {
+			lines = append(lines, "keeps the source's offsets (strait.offsets.preserve):")
+			for _, g := range c.KeepOffsets {
+				lines = append(lines, fmt.Sprintf("  %s -> %s: %s", g.Source, g.Remote, g))
+			}
+		}
 		if len(t.Names) > 0 {
 			lines = append(lines, "topics (source -> remote):")
 			for _, n := range t.Names {

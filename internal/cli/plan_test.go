@@ -9,6 +9,7 @@ import (
 
 	"strait/internal/acls"
 	"strait/internal/daemon"
+	"strait/internal/preserve"
 	"strait/internal/topics"
 )
 
@@ -30,6 +31,11 @@ func TestRenderPlan(t *testing.T) {
 			ACLs: &acls.Plan{Add: []acls.Binding{{ResourceType: "TOPIC", ResourceName: "A.orders", PatternType: "LITERAL", Principal: "User:alice", Host: "*", Operation: "READ", Permission: "ALLOW"}}},
 		}, {Flow: "B->A", Topics: topics.Plan{}}},
 		"in-sync": {{Flow: "A->B", ACLs: &acls.Plan{Present: 3}}, {Flow: "B->A"}},
+		"keep-offsets": {{Flow: "A->B", KeepOffsets: []preserve.TopicGaps{
+			{Source: "audit", Remote: "A.audit", Transactional: true, Refused: true},
+			{Source: "events", Remote: "A.events"},
+			{Source: "orders", Remote: "A.orders", Compacted: true, Transactional: true},
+		}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer

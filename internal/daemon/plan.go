@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"strait/internal/acls"
+	"strait/internal/policy"
+	"strait/internal/preserve"
 	"strait/internal/topics"
 )
 
@@ -16,6 +20,9 @@ type FlowChanges struct {
 	Topics topics.Plan `json:"topics"`
 	// ACLs is nil when sync.topic.acls.enabled is false.
 	ACLs *acls.Plan `json:"acls,omitempty"`
+	// KeepOffsets are the topics whose offsets the flow keeps
+	// (strait.offsets.preserve), with the gaps each will have; not changes.
+	KeepOffsets []preserve.TopicGaps `json:"keep_offsets,omitempty"`
 }
 
 // Pending reports whether the flow's control plane would change anything
@@ -50,6 +57,11 @@ func (d *Daemon) Plan(ctx context.Context) ([]FlowChanges, error) {
 		if c.Topics, err = f.topics.Plan(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("flow %s: planning topics: %w", c.Flow, err))
 		}
+		if f.cfg.PreserveOffsets {
+			if c.KeepOffsets, err = f.surveyGaps(ctx, c.Topics.Names); err != nil {
+				errs = append(errs, fmt.Errorf("flow %s: %w", c.Flow, err))
+			}
+		}
 		if f.acls != nil {
 			p, err := f.acls.Plan(ctx)
 			if err != nil {
@@ -60,4 +72,18 @@ func (d *Daemon) Plan(ctx context.Context) ([]FlowChanges, error) {
 		out = append(out, c)
 	}
 	return out, errors.Join(errs...)
+}
+
+// surveyGaps lists the topics of names whose offsets the flow keeps, with the gaps
+// each will have (preserve.Survey).
+func (f *flow) surveyGaps(ctx context.Context, names []topics.TopicName) ([]preserve.TopicGaps, error) {
+	keep, _ := policy.CompilePattern(f.cfg.PreserveTopics)
+	refuse, _ := policy.CompilePattern(f.cfg.RefuseGaps)
+	kept := map[string]string{}
+	for _, n := range names {
+		if keep.Matches(n.Source) {
+			kept[n.Source] = n.Remote
+		}
+	}
+	return preserve.Survey(ctx, kadm.NewClient(f.mirrorClients.Source), kept, refuse.Matches)
 }

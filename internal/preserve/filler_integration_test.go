@@ -148,3 +148,42 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 		t.Errorf("StartAt(100) on a partition with records: %v, want a refusal", err)
 	}
 }
+
+// TestSurveyNamesTheTopicsWithGaps: before copying, a compacted topic is reported with
+// compaction holes, a topic a transactional producer wrote with transaction markers, a
+// plain one with none; the refusal is reported where asked.
+func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
+	c := env.Clusters[0]
+	prefix := kafkatest.Name(t, "survey")
+	plain, txn, compacted := prefix+"-plain", prefix+"-txn", prefix+"-compacted"
+	c.CreateTopic(t, plain, 2, nil)
+	c.CreateTopic(t, txn, 2, nil)
+	c.CreateTopic(t, compacted, 1, kafkatest.CompactedConfig())
+	produce(t, c, plain, "p")
+	cl := c.Client(t, kgo.TransactionalID(prefix), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: txn, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{plain: "A." + plain, txn: "A." + txn, compacted: "A." + compacted}
+	got, err := Survey(t.Context(), c.Admin(t), names, func(s string) bool { return s == txn })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TopicGaps{
+		{Source: compacted, Remote: "A." + compacted, Compacted: true},
+		{Source: plain, Remote: "A." + plain},
+		{Source: txn, Remote: "A." + txn, Transactional: true, Refused: true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("survey:\n got %+v\nwant %+v", got, want)
+	}
+	if s := got[2].String(); !strings.Contains(s, "transaction markers") || !strings.Contains(s, "refused") {
+		t.Errorf("the transactional topic reads %q", s)
+	}
+}
