@@ -368,6 +368,12 @@ func (l *loader) selectFlows(all []*Flow) {
 		}
 	}
 	markReverse(all)
+	for _, f := range all {
+		if f.Enabled && f.PreserveOffsets && f.ReverseEnabled && f.Policy.Class == IdentityPolicyClass {
+			l.rep.errorf(f.Origins[keyPreserve], "%s = true on %s cannot keep offsets with %s->%s enabled and IdentityReplicationPolicy: each remote topic on %s is also the topic that %s->%s copies from and applications on %s write to, so it does not hold %s's records alone; use DefaultReplicationPolicy (remote topics named %s.<topic>) or disable %s->%s",
+				keyPreserve, f.Name(), f.Target, f.Source, f.Target, f.Target, f.Source, f.Target, f.Source, f.Source, f.Target, f.Source)
+		}
+	}
 	if c := nameCycle(all); c != "" {
 		l.rep.errorf(Origin{}, "the enabled flows %s form a cycle, and a policy other than DefaultReplicationPolicy, or strait.rename.rules, may keep topic names on it: records would be copied round forever (Strait breaks only two-way pairs such as A->B with B->A). Disable one flow of the cycle, or use DefaultReplicationPolicy without rename rules on it", c)
 	}
