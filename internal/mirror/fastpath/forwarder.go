@@ -94,6 +94,10 @@ type Part struct {
 	keep, refuseGaps, filling bool
 	written                   int64
 	fillFailed                bool // its last Fill failed: see Gap.Retry
+	// resync: its head batch, of open fate, would go again under another
+	// producer id, where the broker cannot tell it is a duplicate; where
+	// the remote partition ends is read first (startResyncs).
+	resync, resyncing bool
 }
 
 // behind reports whether the partition's last fetch returned data and left
@@ -322,6 +326,7 @@ func (f *Forwarder) dispatch(ctx, produceCtx context.Context) {
 	// transaction still sends again what it sent before, so it can commit.
 	sending := !f.stopFetching || f.txn != nil && (f.txn.phase == txnEnding || f.txn.phase == txnCommitting)
 	if sending && (!f.pidWanted || !f.cfg.Idempotent) && f.deps.Share.Leased() {
+		f.startResyncs(produceCtx, now)
 		f.startFills(produceCtx, now)
 		f.startProduces(produceCtx, now)
 	}
@@ -398,5 +403,7 @@ func (f *Forwarder) handle(ctx context.Context, ev any) {
 		f.handleTxn(ev)
 	case fillDone:
 		f.handleFill(ev)
+	case resyncDone:
+		f.handleResync(ev)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"strait/internal/mirror/flow"
 )
 
@@ -207,4 +209,86 @@ func (f *Forwarder) checkLanded(fp *Part, q *qbatch, tgtBase int64) bool {
 	f.fail(fp, fmt.Errorf("%s[%d]: the record at source offset %d landed at offset %d of %s[%d]: %w (another producer writes it, or it was not empty when copying began); nothing more is written to it: find the writer, then delete the remote topic and copy it again",
 		fp.p.Source(), fp.p.Partition(), first, tgtBase, fp.p.Remote(), fp.p.Partition(), ErrMisaligned))
 	return true
+}
+
+// reownedHead reports whether fp's head batch was sent before under another producer
+// id than the one it would go under now: its answer was lost, so it may be on the
+// target, and sent again it would land after its own copy. The partition then resyncs.
+func (f *Forwarder) reownedHead(fp *Part) bool {
+	if fp.resync {
+		return true
+	}
+	q := fp.queue[0]
+	if q.sendID != 0 && q.pid >= 0 && q.pid != f.pid {
+		fp.resync = true
+	}
+	return fp.resync
+}
+
+type resyncDone struct {
+	fp  *Part
+	end int64
+	err error
+}
+
+// startResyncs lists where the remote partition of each partition that resyncs ends,
+// once nothing of it is in flight.
+func (f *Forwarder) startResyncs(ctx context.Context, now time.Time) {
+	for _, fp := range f.parts {
+		if !fp.resync || fp.resyncing || len(fp.sent) > 0 || fp.state != flowing || now.Before(fp.notBefore) {
+			continue
+		}
+		fp.resyncing = true
+		remote, partition := fp.p.Remote(), fp.p.Partition()
+		f.spawn(func() any {
+			ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			ends, err := kadm.NewClient(f.dst).ListEndOffsets(ctx, remote)
+			rd := resyncDone{fp: fp, err: err}
+			if err == nil {
+				if o, ok := ends.Lookup(remote, partition); !ok {
+					rd.err = fmt.Errorf("no end listed for %s[%d]", remote, partition)
+				} else {
+					rd.end, rd.err = o.Offset, o.Err
+				}
+			}
+			return rd
+		})
+	}
+}
+
+// handleResync acknowledges the queued batches the remote partition holds (they landed
+// at their source offsets before their answers were lost), and stops the partition if
+// it ends anywhere but after one of them.
+func (f *Forwarder) handleResync(ev resyncDone) {
+	fp := ev.fp
+	fp.resyncing = false
+	if ev.err != nil {
+		f.log.Warn("fast path: listing where a remote partition ends failed; retrying", "topic", fp.p.Remote(), "partition", fp.p.Partition(), "err", ev.err)
+		fp.notBefore = time.Now().Add(RetryBackoff)
+		return
+	}
+	if fp.state != flowing || len(fp.sent) > 0 {
+		return
+	}
+	for len(fp.queue) > 0 && !fp.queue[0].skip && fp.written < ev.end {
+		q := fp.queue[0]
+		first, end, _ := q.span()
+		if first != fp.written || end > ev.end {
+			break
+		}
+		fp.takeHead()
+		f.ack(fp, q, first)
+	}
+	if fp.written != ev.end {
+		f.fail(fp, fmt.Errorf("%s[%d] ends at offset %d, not after a batch Strait sent (it holds source offsets up to %d): %w (another producer writes it); nothing more is written to it",
+			fp.p.Remote(), fp.p.Partition(), ev.end, fp.written-1, ErrMisaligned))
+		return
+	}
+	// What is still queued is not on the target: new batches to the broker, under any
+	// producer id.
+	for _, q := range fp.queue {
+		q.sendID = 0
+	}
+	fp.resync = false
 }

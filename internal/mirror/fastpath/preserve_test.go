@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"strait/internal/offsets"
 )
@@ -151,5 +152,48 @@ func TestKeepingPartitionRefusesGapsWhenAsked(t *testing.T) {
 	}
 	if y.p.Failed() != nil || y.fp.written != 10 {
 		t.Fatalf("after the retry: error %v, written %d; want 10", y.p.Failed(), y.fp.written)
+	}
+}
+
+// TestKeepingPartitionResyncsBeforeANewProducerID: a batch whose answer was lost goes
+// again under a new producer id only after the remote partition's end is read: landed
+// (the end is after it), it is acknowledged at its offsets and not sent again; not
+// landed, it is sent; an end inside it stops the partition.
+func TestKeepingPartitionResyncsBeforeANewProducerID(t *testing.T) {
+	for _, c := range []struct {
+		end      int64
+		sent     int   // batches sent after the resync
+		written  int64 // where the partition then ends, as the forwarder knows
+		misalign bool
+	}{{end: 5, sent: 0, written: 5}, {end: 0, sent: 1, written: 0}, {end: 3, misalign: true}} {
+		t.Run(fmt.Sprint("end ", c.end), func(t *testing.T) {
+			x, _ := keepingFixture(t)
+			x.sendAll(t)
+			x.answer(0, sendResult{state: sendFailed, err: errors.New("i/o timeout"), request: true})
+			x.f.UsePID(8, 0) // the producer id renewed, as pidDone does
+			x.fp.seq = 0
+			for _, q := range x.fp.queue {
+				q.seq = -1
+			}
+			x.fp.notBefore = time.Time{}
+			x.sendAll(t)
+			if len(x.fp.sent) != 0 || !x.fp.resync {
+				t.Fatalf("%d batches sent under the new producer id before the resync (resync %v)", len(x.fp.sent), x.fp.resync)
+			}
+			x.f.handleResync(resyncDone{fp: x.fp, end: c.end})
+			if c.misalign {
+				if err := x.p.Failed(); !errors.Is(err, ErrMisaligned) {
+					t.Fatalf("partition error %v, want a misalignment", err)
+				}
+				return
+			}
+			x.sendAll(t)
+			if len(x.fp.sent) != c.sent || x.fp.written != c.written || x.p.Failed() != nil {
+				t.Fatalf("%d sent, written %d, error %v; want %d sent, written %d", len(x.fp.sent), x.fp.written, x.p.Failed(), c.sent, c.written)
+			}
+			if c.sent == 1 && x.fp.sent[0].pid != 8 {
+				t.Fatalf("sent under producer id %d, want 8", x.fp.sent[0].pid)
+			}
+		})
 	}
 }

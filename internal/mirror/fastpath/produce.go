@@ -122,6 +122,8 @@ func (f *Forwarder) canSend(fp *Part, leader int32, now time.Time) bool {
 		return false
 	case len(fp.sent) > 0 && (fp.sentOn.broker != leader || fp.sent[len(fp.sent)-1].pid != f.pid):
 		return false // a leader change or a new producer id waits for the old sends
+	case fp.keep && f.reownedHead(fp):
+		return false // startResyncs reads where the target ends first
 	}
 	return true
 }
