@@ -57,6 +57,10 @@ func (x fastFixture) fill(t *testing.T) {
 func (x fastFixture) spans() string {
 	var out []string
 	for _, q := range x.fp.queue {
+		if q.skip {
+			out = append(out, fmt.Sprintf("skip-to-%d", q.next))
+			continue
+		}
 		first, end, consecutive := q.span()
 		out = append(out, fmt.Sprintf("%d-%d%s", first, end, map[bool]string{false: "!"}[consecutive]))
 	}
@@ -70,8 +74,8 @@ func (x fastFixture) spans() string {
 // progress.
 func TestKeepingPartitionLandsEveryBatchAtItsOffsets(t *testing.T) {
 	x, gaps := keepingFixture(t)
-	if got, want := x.spans(), "0-5 10-12 15-16 17-20"; got != want {
-		t.Fatalf("queued %q, want %q: the holed batch split at its hole", got, want)
+	if got, want := x.spans(), "0-5 10-12 15-16 skip-to-17 17-20"; got != want {
+		t.Fatalf("queued %q, want %q: the holed batch split at its hole, its emptied end a skip", got, want)
 	}
 	steps := []struct {
 		send int   // batches that may go now
@@ -89,6 +93,9 @@ func TestKeepingPartitionLandsEveryBatchAtItsOffsets(t *testing.T) {
 			t.Fatalf("step %d: %d batches in flight, want %d (queue %s, written %d)", i, len(x.fp.sent), s.send, x.spans(), x.fp.written)
 		}
 		x.answer(0, sendResult{state: sendAcked, base: s.base})
+		if x.p.acked > x.fp.written {
+			t.Fatalf("step %d: progress %d past the target's end %d", i, x.p.acked, x.fp.written)
+		}
 		if s.fill == nil {
 			continue
 		}

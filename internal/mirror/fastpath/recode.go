@@ -214,10 +214,18 @@ func (f *Forwarder) queueRebuilt(fp *Part, h batch.Header, rb *rebuiltBatch) boo
 	}
 	for i, part := range rb.parts {
 		next := h.NextOffset()
-		if i < len(rb.parts)-1 {
+		if i < len(rb.parts)-1 || fp.keep {
 			_, next, _ = (&qbatch{runs: part.Runs}).span()
 		}
 		f.enqueue(fp, &qbatch{data: part.Data, h: part.Header, seq: -1, runs: part.Runs}, next)
+	}
+	if fp.next < h.NextOffset() {
+		// A partition that keeps offsets: the cleaner emptied the batch's last
+		// offsets. Progress passes them only once they are filled (applySkips).
+		q := &qbatch{skip: true, seq: -1, next: h.NextOffset()}
+		fp.queue = append(fp.queue, q)
+		f.hold(fp, q.held())
+		fp.next = q.next
 	}
 	return true
 }
