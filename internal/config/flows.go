@@ -693,6 +693,9 @@ func (l *loader) checkPreserve(f *Flow, cc props) {
 	if p, ok := f.SourceConsumer.Prop("isolation.level"); ok && strings.EqualFold(strings.TrimSpace(p.Value.Reveal()), "read_uncommitted") {
 		l.rep.errorf(p.Origin, "isolation.level = read_uncommitted is not allowed with %s = true (%s): aborted records would be copied as committed data at their offsets; remove the key (Strait reads committed data by default), or turn %s off", keyPreserve, lineOf(o), keyPreserve)
 	}
+	if p, ok := f.TargetProducer.Prop("enable.idempotence"); ok && strings.EqualFold(strings.TrimSpace(p.Value.Reveal()), "false") {
+		l.rep.errorf(p.Origin, "enable.idempotence = false is not allowed with %s = true (%s): a batch sent again after a lost answer would land a second time, past its source offsets; remove the key, or turn %s off", keyPreserve, lineOf(o), keyPreserve)
+	}
 }
 
 // lineOf says where a key is set, for a message that names the key

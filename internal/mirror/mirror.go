@@ -155,8 +155,8 @@ func (c Config) Validate() error {
 			bad = append(bad, f.name)
 		}
 	}
-	if p := c.Preserve; p != nil && (!c.FastPath || !c.ReadCommitted || c.Transactions != nil || p.Timeout <= 0) {
-		bad = append(bad, "Preserve (needs FastPath, ReadCommitted, no Transactions and a Timeout)")
+	if p := c.Preserve; p != nil && (!c.FastPath || !c.ReadCommitted || !c.Idempotent || c.Transactions != nil || p.Timeout <= 0) {
+		bad = append(bad, "Preserve (needs FastPath, ReadCommitted, Idempotent, no Transactions and a Timeout)")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("mirror config of flow %q: %s unset or out of range (resolve defaults before mirror.New)", c.Flow, strings.Join(bad, ", "))

@@ -90,12 +90,12 @@ func (m *Mirror) newGaps() (*lockedGaps, func(), error) {
 // offsets to where its remote partition ends: everything below that end
 // is on the target at its own offset, which makes progress the target's
 // log end, whatever was committed. It first fences the partition's filler
-// (a fill left open by the last owner ends now, not inside this copy). A
-// remote partition never written starts at the partition's start
-// position: it is filled up to it and its log start moved there
-// (Filler.StartAt). It returns the partitions that start later (a listing
-// or the fence failed, or a transaction still holds the partition); those
-// it cannot start are stopped.
+// (a fill left open by the last owner ends now, not inside this copy). An
+// empty remote partition below the partition's start position is filled up
+// to it and its log start moved there (Filler.StartAt, alignedStart). It
+// returns the partitions that start later (a listing or the fence failed,
+// or a transaction still holds the partition); those it cannot start are
+// stopped.
 func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos, stored map[string]map[int32]storedOffset) []*partition {
 	var keep []*partition
 	var remotes, sources []string
@@ -127,13 +127,14 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	if err := errors.Join(m.gaps.fence(lctx, keys)...); err != nil {
 		return later(err)
 	}
-	var ends, stable, srcEnds kadm.ListedOffsets
+	var begins, ends, stable, srcEnds kadm.ListedOffsets
 	var err error
 	for _, l := range []struct {
 		out  *kadm.ListedOffsets
 		list func(context.Context, ...string) (kadm.ListedOffsets, error)
 		of   []string
 	}{
+		{&begins, m.dstAdm.ListStartOffsets, remotes},
 		{&ends, m.dstAdm.ListEndOffsets, remotes},
 		{&stable, m.dstAdm.ListCommittedOffsets, remotes},
 		{&srcEnds, m.srcAdm.ListCommittedOffsets, sources},
@@ -149,10 +150,11 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	var filling []*partition
 	var wait []*partition
 	for _, p := range keep {
+		tStart, _ := begins.Lookup(p.topic.Remote, p.num)
 		tEnd, _ := ends.Lookup(p.topic.Remote, p.num)
 		lso, _ := stable.Lookup(p.topic.Remote, p.num)
 		srcEnd, _ := srcEnds.Lookup(p.topic.Source, p.num)
-		at, err := alignedStart(p, starts[p].at, stored, tEnd.Offset, lso.Offset, srcEnd.Offset)
+		at, begin, err := alignedStart(p, starts[p].at, stored, tStart.Offset, tEnd.Offset, lso.Offset, srcEnd.Offset)
 		switch {
 		case errors.Is(err, errOpenFill):
 			delete(starts, p)
@@ -163,15 +165,16 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 			if p.Stop(err) {
 				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
 			}
-		case tEnd.Offset == 0 && at > 0:
-			fill = append(fill, preserve.Start{Topic: p.topic.Remote, Partition: p.num, At: at})
+		case begin:
+			fill = append(fill, preserve.Start{Topic: p.topic.Remote, Partition: p.num, At: at, MaxBytes: p.topic.maxMessageBytes.Load()})
 			filling = append(filling, p)
-		case tEnd.Offset > 0:
+		default:
 			p.startAt(at, false)
 			starts[p] = startPos{at: at}
 		}
 	}
-	for i, err := range m.gaps.startAt(lctx, fill) {
+	// Not bounded by lctx: a start at a large offset fills a million offsets per round.
+	for i, err := range m.gaps.startAt(ctx, fill) {
 		p := filling[i]
 		switch {
 		case err == nil:
@@ -193,24 +196,32 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 // errOpenFill says a remote partition holds a transaction still open.
 var errOpenFill = errors.New("the remote partition holds a transaction still open")
 
-// alignedStart is where p, which keeps its offsets, starts: at, its start
-// position, when its remote partition was never written (tEnd 0), else
-// where the remote partition ends. It is an error when the remote
-// partition ends past the source's end (lso of the source), or before the
-// stored progress (the remote topic lost records), and errOpenFill while a
-// transaction is open on it (tLSO below tEnd).
-func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffset, tEnd, tLSO, srcEnd int64) (int64, error) {
+// alignedStart is where p, which keeps its offsets, starts, and whether its remote
+// partition must first be made to begin there (Filler.StartAt). A remote partition
+// that is empty (tStart == tEnd) below at, the start position, begins there, unless
+// records of it were copied before (the offset index knows some: the remote topic was
+// emptied or recreated since); an empty one is also what a start cut short leaves. Any
+// other resumes where it ends, which must not be past the source's end (srcEnd, its
+// last stable offset) nor before the stored progress. A transaction open on it (tLSO
+// below tEnd) is errOpenFill.
+func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffset, tStart, tEnd, tLSO, srcEnd int64) (int64, bool, error) {
 	name := fmt.Sprintf("%s[%d]", p.topic.Remote, p.num)
+	lost := func(copied int64) error {
+		return fmt.Errorf("%s ends at offset %d, but source offsets up to %d were copied there: the remote topic lost records (deleted and created again, or truncated); delete it and reset the progress group to copy it again", name, tEnd, copied)
+	}
+	copied := p.idx.Len() > 0
 	switch {
 	case tLSO < tEnd:
-		return 0, fmt.Errorf("%s: %w at offsets %d to %d", name, errOpenFill, tLSO, tEnd-1)
-	case tEnd == 0:
-		return at, nil
+		return 0, false, fmt.Errorf("%s: %w at offsets %d to %d", name, errOpenFill, tLSO, tEnd-1)
+	case tStart == tEnd && tEnd < at && copied:
+		return 0, false, lost(at - 1)
+	case tStart == tEnd && tEnd < at:
+		return at, true, nil
 	case tEnd > srcEnd:
-		return 0, fmt.Errorf("%s ends at offset %d, past the end of source %s[%d] (%d): the remote topic holds records the source does not (another writer, or the source topic was recreated), so the source's offsets cannot be kept there; delete the remote topic and copy it again", name, tEnd, p.topic.Source, p.num, srcEnd)
+		return 0, false, fmt.Errorf("%s ends at offset %d, past the end of source %s[%d] (%d): the remote topic holds records the source does not (another writer, or the source topic was recreated), so the source's offsets cannot be kept there; delete the remote topic and copy it again", name, tEnd, p.topic.Source, p.num, srcEnd)
 	}
 	if s, ok := stored[p.topic.Remote][p.num]; ok && s.next > tEnd {
-		return 0, fmt.Errorf("%s ends at offset %d, but the progress group says source offsets up to %d were copied: the remote topic lost records (deleted and created again, or truncated); delete it and reset the progress to copy it again", name, tEnd, s.next-1)
+		return 0, false, lost(s.next - 1)
 	}
-	return tEnd, nil
+	return tEnd, false, nil
 }

@@ -27,6 +27,9 @@ import (
 	"strait/internal/mirror/fastpath"
 )
 
+// maxCachedBatches bounds the filler batches a Filler keeps encoded (up to 823 KB each).
+const maxCachedBatches = 8
+
 // MaxFillerRecords is the most filler records one batch carries: zstd packs 999,999
 // null records into 823,333 bytes, under the default max.message.bytes (1 MiB).
 const MaxFillerRecords = 999_999
@@ -54,76 +57,59 @@ func NewFiller(p fastpath.Producer) *Filler {
 }
 
 // Start is where a remote partition must start: the source's log start, or where
-// copying begins.
+// copying begins. MaxBytes is the remote topic's max.message.bytes (0 unknown).
 type Start struct {
 	Topic     string
 	Partition int32
 	At        int64
+	MaxBytes  int64
 }
 
-// StartAt makes each remote partition of starts begin at its At, so that the next
-// record written there lands at At: it fills the empty partitions up to At (in shared
-// transactions) and moves their log start there (DeleteRecords). A partition that
-// starts and ends at At already needs nothing. It returns one error per start; a
-// partition that retains any offset (records, or the filler of a call cut short) is
-// refused: only an empty partition is known to hold nothing a consumer reads.
-func (f *Filler) StartAt(ctx context.Context, starts []Start) []error {
-	errs := make([]error, len(starts))
-	topics := make([]string, 0, len(starts))
-	for _, s := range starts {
-		topics = append(topics, s.Topic)
+// StartAt makes the empty remote partition of s begin at s.At, so that the next record
+// written there lands at s.At: it fills it up to s.At, one filler batch at a time, and
+// after each moves its log start to its end (DeleteRecords), so that the partition stays
+// empty throughout. A start cut short therefore leaves an empty partition below s.At,
+// which a later call completes; one that starts and ends at s.At needs nothing. A
+// partition that retains any offset, or ends past s.At, is refused: only an empty
+// partition is known to hold nothing a consumer reads.
+func (f *Filler) StartAt(ctx context.Context, s Start) error {
+	if f.failed != nil {
+		return f.failed
 	}
-	begins, serr := f.list(ctx, f.adm.ListStartOffsets, "log start", topics)
-	ends, eerr := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
-	var gaps []fastpath.Gap
-	var gapOf []int
-	for i, s := range starts {
-		start, err := lookup(begins, serr, s.Topic, s.Partition)
-		end, err2 := lookup(ends, eerr, s.Topic, s.Partition)
-		switch {
-		case err != nil || err2 != nil:
-			errs[i] = errors.Join(err, err2)
-		case start == s.At && end == s.At:
-		case end > s.At:
-			errs[i] = fmt.Errorf("%s[%d] ends at offset %d, past %d where the source's offsets begin: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic: %w", s.Topic, s.Partition, end, s.At, fastpath.ErrMisaligned)
-		case start < end:
-			errs[i] = fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition (a fill cut short leaves its filler there: delete the records below %d, or the topic, and start again): %w", s.Topic, s.Partition, start, end-1, end, fastpath.ErrMisaligned)
-		case end < s.At:
-			gaps = append(gaps, fastpath.Gap{Topic: s.Topic, Partition: s.Partition, From: end, To: s.At})
-			gapOf = append(gapOf, i)
+	begins, err := f.list(ctx, f.adm.ListStartOffsets, "log start", []string{s.Topic})
+	start, err := lookup(begins, err, s.Topic, s.Partition)
+	if err != nil {
+		return err
+	}
+	ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", []string{s.Topic})
+	end, err := lookup(ends, err, s.Topic, s.Partition)
+	switch {
+	case err != nil:
+		return err
+	case end > s.At:
+		return fmt.Errorf("%s[%d] ends at offset %d, past %d where the source's offsets begin: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic: %w", s.Topic, s.Partition, end, s.At, fastpath.ErrMisaligned)
+	case start < end:
+		return fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition; delete the records below %d, or the topic, and start again: %w", s.Topic, s.Partition, start, end-1, end, fastpath.ErrMisaligned)
+	}
+	for end < s.At {
+		to := min(s.At, end+int64(f.recordsPerBatch(s.MaxBytes))+1)
+		if err := f.Fill(ctx, []fastpath.Gap{{Topic: s.Topic, Partition: s.Partition, From: end, To: to, MaxBytes: s.MaxBytes}})[0]; err != nil {
+			return err
 		}
-	}
-	for j, err := range f.Fill(ctx, gaps) {
-		errs[gapOf[j]] = err
-	}
-	del := kadm.Offsets{}
-	for i, s := range starts {
-		if errs[i] == nil {
-			del.Add(kadm.Offset{Topic: s.Topic, Partition: s.Partition, At: s.At})
+		resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{s.Topic: {s.Partition: {Topic: s.Topic, Partition: s.Partition, At: to}}})
+		if err == nil {
+			if r, ok := resp.Lookup(s.Topic, s.Partition); !ok {
+				err = errors.New("no answer for it")
+			} else {
+				err = r.Err
+			}
 		}
-	}
-	if len(del) == 0 {
-		return errs
-	}
-	resp, err := f.adm.DeleteRecords(ctx, del)
-	for i, s := range starts {
-		if errs[i] != nil {
-			continue
+		if err != nil {
+			return fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", s.Topic, s.Partition, to, err)
 		}
-		r, ok := resp.Lookup(s.Topic, s.Partition)
-		switch {
-		case err != nil:
-			errs[i] = err
-		case !ok:
-			errs[i] = errors.New("no answer for it")
-		default:
-			errs[i] = r.Err
-		}
-		if errs[i] != nil {
-			errs[i] = fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", s.Topic, s.Partition, s.At, errs[i])
-		}
+		end = to
 	}
-	return errs
+	return nil
 }
 
 // Fill fills each gap: its remote partition ends at From (with Retry, anywhere up to
@@ -152,13 +138,14 @@ func (f *Filler) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
 		pending := map[int]int64{} // gap index: the end after this round
 		for i, g := range gaps {
 			if errs[i] == nil && at[i] < g.To {
-				pending[i] = min(g.To, at[i]+int64(f.perBatch)+1) // a batch and its transaction's marker
+				pending[i] = min(g.To, at[i]+int64(f.recordsPerBatch(g.MaxBytes))+1) // a batch and its transaction's marker
 			}
 		}
 		if len(pending) == 0 {
 			return errs
 		}
 		if err := f.round(ctx, gaps, at, pending, errs); err != nil {
+			err = fmt.Errorf("%w: %w", fastpath.ErrCutShort, err)
 			f.failed = fmt.Errorf("this filler failed before, so the partitions' ends are not known (a new filler's producer id completes what it left): %w", err)
 			for i := range pending {
 				if errs[i] == nil {
@@ -171,6 +158,21 @@ func (f *Filler) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
 			at[i] = to
 		}
 	}
+}
+
+// defaultMaxMessageBytes is Kafka's default max.message.bytes, which a batch of
+// MaxFillerRecords fits.
+const defaultMaxMessageBytes = 1_048_588
+
+// recordsPerBatch is the most filler records one batch of a topic whose
+// max.message.bytes is maxBytes (0 unknown: the default) carries: MaxFillerRecords
+// under the default, proportionally fewer, with a tenth to spare, under a lower one.
+func (f *Filler) recordsPerBatch(maxBytes int64) int {
+	n := f.perBatch
+	if maxBytes > 0 && maxBytes < defaultMaxMessageBytes {
+		n = min(n, max(1, int(int64(MaxFillerRecords)*maxBytes/defaultMaxMessageBytes*9/10)))
+	}
+	return n
 }
 
 // fill sets every error of errs to err.
@@ -249,6 +251,9 @@ func (f *Filler) round(ctx context.Context, gaps []fastpath.Gap, at []int64, pen
 func (f *Filler) produce(ctx context.Context, topic string, partition int32, n int) (int64, error) {
 	fb, ok := f.batches[n]
 	if !ok {
+		if len(f.batches) >= maxCachedBatches {
+			clear(f.batches) // holes of many sizes: keep the cache small
+		}
 		b, h, err := fillerBatch(n, time.Now().UnixMilli())
 		if err != nil {
 			return 0, err

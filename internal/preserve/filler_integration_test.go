@@ -63,7 +63,7 @@ func TestStartAtAMillion(t *testing.T) {
 	f := newFiller(t, c)
 	const logStart = 1_000_000
 	for range 2 {
-		if err := f.StartAt(t.Context(), []Start{{topic, 0, logStart}})[0]; err != nil {
+		if err := f.StartAt(t.Context(), Start{Topic: topic, At: logStart}); err != nil {
 			t.Fatal(err)
 		}
 		if s, e := bounds(t, c, topic, 0); s != logStart || e != logStart {
@@ -75,6 +75,28 @@ func TestStartAtAMillion(t *testing.T) {
 	}
 	if off := produce(t, c, topic, "first"); off != logStart {
 		t.Errorf("the first record landed at %d, want %d", off, logStart)
+	}
+}
+
+// TestStartAtResumesAnEmptyPartition: a start that got part of the way (here, to 2,500 of
+// 6,000, in batches of 1000) leaves the partition empty, and the next call completes it
+// from there; nothing is read at either isolation level.
+func TestStartAtResumesAnEmptyPartition(t *testing.T) {
+	c := env.Clusters[0]
+	topic := kafkatest.Name(t, "resume")
+	c.CreateTopic(t, topic, 1, nil)
+	f := newFiller(t, c)
+	f.perBatch = 1000
+	for _, at := range []int64{2500, 6000} {
+		if err := f.StartAt(t.Context(), Start{Topic: topic, At: at}); err != nil {
+			t.Fatal(err)
+		}
+		if s, e := bounds(t, c, topic, 0); s != at || e != at {
+			t.Fatalf("the partition starts at %d and ends at %d, want both at %d", s, e, at)
+		}
+	}
+	if rc, ru := visible(t, c, topic); rc != 0 || ru != 0 {
+		t.Errorf("consumers read %d (read_committed) and %d (read_uncommitted) records, want none", rc, ru)
 	}
 }
 
@@ -141,10 +163,10 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 	if rc, _ := visible(t, c, topic); rc != 1 {
 		t.Errorf("read_committed reads %d records, want the foreign one alone", rc)
 	}
-	if err := f.StartAt(t.Context(), []Start{{topic, 0, 0}})[0]; err == nil || !strings.Contains(err.Error(), "holds records already") {
+	if err := f.StartAt(t.Context(), Start{Topic: topic, At: 0}); err == nil || !strings.Contains(err.Error(), "holds records already") {
 		t.Errorf("StartAt(0) on a partition with records: %v, want a refusal", err)
 	}
-	if err := f.StartAt(t.Context(), []Start{{topic, 0, 100}})[0]; err == nil || !strings.Contains(err.Error(), "retains offsets") {
+	if err := f.StartAt(t.Context(), Start{Topic: topic, At: 100}); err == nil || !strings.Contains(err.Error(), "retains offsets") {
 		t.Errorf("StartAt(100) on a partition with records: %v, want a refusal", err)
 	}
 }

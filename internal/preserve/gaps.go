@@ -81,7 +81,7 @@ func (g *Gaps) StartAt(ctx context.Context, starts []Start) []error {
 		}
 		for _, s := range starts {
 			if s.Topic == key.Topic && s.Partition == key.Partition {
-				return f.StartAt(ctx, []Start{s})[0]
+				return f.StartAt(ctx, s)
 			}
 		}
 		return nil

@@ -93,7 +93,8 @@ type Part struct {
 	// acknowledged or filled, and filling says a Fill of it is out.
 	keep, refuseGaps, filling bool
 	written                   int64
-	fillFailed                bool // its last Fill failed: see Gap.Retry
+	fillCutShort              bool          // a Fill of its gap was cut short: see Gap.Retry
+	fillBackoff               time.Duration // before its next Fill, after failed ones
 	// resync: its head batch, of open fate, would go again under another
 	// producer id, where the broker cannot tell it is a duplicate; where
 	// the remote partition ends is read first (startResyncs).

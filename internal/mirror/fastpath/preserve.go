@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"strait/internal/mirror/flow"
 )
@@ -34,16 +35,23 @@ import (
 // remote partition does not end where the source's offsets say it must.
 var ErrMisaligned = errors.New("the remote partition is not aligned with the source")
 
+// ErrCutShort marks a GapFiller error after which the partition may hold
+// part of the fill: the next try of the gap is a Retry.
+var ErrCutShort = errors.New("a fill was cut short")
+
 // Gap is a range of source offsets of one remote partition that holds
 // nothing to copy: the partition ends at From and must end at To before
-// the next batch is sent. Retry says an earlier fill of it failed: the
-// partition may then end anywhere from From to To (what that fill wrote
-// is aborted filler once a new producer epoch fences it).
+// the next batch is sent. Retry says an earlier fill of it was cut short:
+// the partition may then end anywhere from From to To (what that fill
+// wrote is aborted filler once a new producer epoch fences it). MaxBytes
+// is the remote topic's max.message.bytes (0 unknown), which bounds a
+// filler batch.
 type Gap struct {
 	Topic     string // remote topic
 	Partition int32
 	From, To  int64
 	Retry     bool
+	MaxBytes  int64
 }
 
 // GapFiller fills gaps with filler no read_committed consumer reads. Fill
@@ -159,7 +167,7 @@ func (f *Forwarder) startFills(ctx context.Context, now time.Time) {
 			continue
 		}
 		parts = append(parts, fp)
-		gaps = append(gaps, Gap{Topic: fp.p.Remote(), Partition: fp.p.Partition(), From: fp.written, To: to, Retry: fp.fillFailed})
+		gaps = append(gaps, Gap{Topic: fp.p.Remote(), Partition: fp.p.Partition(), From: fp.written, To: to, Retry: fp.fillCutShort, MaxBytes: fp.p.MaxMessageBytes()})
 	}
 	if len(gaps) == 0 {
 		return
@@ -175,27 +183,51 @@ func (f *Forwarder) startFills(ctx context.Context, now time.Time) {
 	})
 }
 
-// handleFill applies the answer to a Fill: filled partitions send on,
-// misaligned ones stop, the others try again after a backoff.
+// handleFill applies the answer to a Fill: filled partitions send on;
+// misaligned ones stop, and so do those the target refuses for good (an
+// authorization it lacks, a batch it rejects); the others try again after
+// a backoff that doubles up to fillBackoffMax.
 func (f *Forwarder) handleFill(ev fillDone) {
 	f.filling = false
 	now := time.Now()
 	for i, fp := range ev.parts {
 		fp.filling = false
-		switch err := ev.errs[i]; {
+		g, err := ev.gaps[i], ev.errs[i]
+		switch {
 		case err == nil:
-			fp.written, fp.fillFailed = ev.gaps[i].To, false
-			fp.p.Filled(ev.gaps[i].From, ev.gaps[i].To)
+			fp.written, fp.fillCutShort, fp.fillBackoff = g.To, false, 0
+			fp.p.Filled(g.From, g.To)
 			f.applySkips(fp)
 		case errors.Is(err, ErrMisaligned):
 			f.fail(fp, err)
+		case refusedForGood(err):
+			f.fail(fp, fmt.Errorf("%s[%d]: filling source offsets %d to %d of %s[%d], which hold nothing to copy: %w (the filler's transactional id is %s: the target principal needs WRITE and DESCRIBE on it)",
+				fp.p.Source(), fp.p.Partition(), g.From, g.To-1, g.Topic, g.Partition, err, "its progress group's with -filler-<topic>-<partition>"))
 		default:
 			f.deps.Errors.Count(flow.SideProduce, err)
-			f.log.Warn("fast path: filling a gap failed; retrying", "topic", fp.p.Remote(), "partition", fp.p.Partition(), "from", ev.gaps[i].From, "to", ev.gaps[i].To, "err", err)
-			fp.notBefore, fp.fillFailed = now.Add(RetryBackoff), true
+			fp.fillBackoff = min(max(2*fp.fillBackoff, RetryBackoff), fillBackoffMax)
+			f.log.Warn("fast path: filling a gap failed; retrying", "topic", g.Topic, "partition", g.Partition, "from", g.From, "to", g.To, "retry_in", fp.fillBackoff, "err", err)
+			fp.notBefore = now.Add(fp.fillBackoff)
+			fp.fillCutShort = fp.fillCutShort || errors.Is(err, ErrCutShort)
 		}
 	}
 }
+
+// refusedForGood reports whether err is the target's answer that trying again cannot
+// change: a Kafka error that is not retriable (an authorization the principal lacks, a
+// transaction timeout over the broker's maximum) or a batch it rejects. Anything else
+// (a connection, a timeout, a coordinator moving) is tried again.
+func refusedForGood(err error) bool {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) || ke.Retriable {
+		return false
+	}
+	class := flow.Classify(err)
+	return class == flow.Stop || class == flow.Rejected
+}
+
+// fillBackoffMax caps the wait before a failed fill is tried again.
+const fillBackoffMax = 5 * time.Second
 
 // checkLanded stops fp, which keeps offsets, when the target acknowledged
 // q at another offset than its first record's source offset, and reports

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"strait/internal/offsets"
 )
 
@@ -150,7 +152,7 @@ func TestKeepingPartitionRefusesGapsWhenAsked(t *testing.T) {
 	y, ygaps := keepingFixture(t)
 	y.sendAll(t)
 	y.answer(0, sendResult{state: sendAcked, base: 0})
-	ygaps.err = errors.New("coordinator not available")
+	ygaps.err = fmt.Errorf("%w: coordinator not available", ErrCutShort)
 	y.fill(t)
 	ygaps.err = nil
 	y.fill(t)
@@ -202,5 +204,24 @@ func TestKeepingPartitionResyncsBeforeANewProducerID(t *testing.T) {
 				t.Fatalf("sent under producer id %d, want 8", x.fp.sent[0].pid)
 			}
 		})
+	}
+}
+
+// TestFillRefusedForGoodStopsThePartition: a fill the target refuses for good (the
+// filler's transactional id not authorized) stops the partition with the fix named; a
+// passing error does not.
+func TestFillRefusedForGoodStopsThePartition(t *testing.T) {
+	x, gaps := keepingFixture(t)
+	x.sendAll(t)
+	x.answer(0, sendResult{state: sendAcked, base: 0})
+	gaps.err = errors.New("i/o timeout")
+	x.fill(t)
+	if err := x.p.Failed(); err != nil {
+		t.Fatalf("a passing error stopped the partition: %v", err)
+	}
+	gaps.err = fmt.Errorf("the filler of A.t[0]: %w", kerr.TransactionalIDAuthorizationFailed)
+	x.fill(t)
+	if err := x.p.Failed(); !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || !strings.Contains(err.Error(), "WRITE and DESCRIBE") {
+		t.Fatalf("partition error %v, want the authorization failure and its fix", err)
 	}
 }
