@@ -301,7 +301,7 @@ func (r *runner) runCell(ctx context.Context, idx int, w workload) (cellResult, 
 	}
 	r.log.Info("cell", "index", idx, "name", c.Name, "records", w.Records)
 	g := newGenerator(w.RecordSize, keys, w.totalPartitions())
-	load, ends, err := r.preload(ctx, g, ts, w.Records, w.Codec, w.Mixed)
+	load, ends, err := r.preload(ctx, g, ts, w.Records, w.Codec, w.Mixed, r.p.SourceTxn)
 	if err != nil {
 		return c, err
 	}

@@ -15,7 +15,7 @@ func (r *runner) memory(ctx context.Context) error {
 		g := newGenerator(r.p.RecordSize, 0, parts)
 		g.contiguous = r.p.MemRecordsPerPartition
 		ts := singleTopic(topic, parts)
-		load, ends, err := r.preload(ctx, g, ts, n, r.p.Codec, false)
+		load, ends, err := r.preload(ctx, g, ts, n, r.p.Codec, false, 0)
 		if err != nil {
 			return fmt.Errorf("memory run with %d partitions: %w", parts, err)
 		}

@@ -285,9 +285,9 @@ func manyTopics(prefix string, n, partitions int) topicSet {
 }
 
 // preload creates the topics on A and writes n records into them with codec (alternating
-// batches with uncompressed ones when mixed); it returns the end offsets, flattened as
-// endOffsetsAll.
-func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, codecName string, mixed bool) (preloadResult, []int64, error) {
+// batches with uncompressed ones when mixed; in committed transactions of txn records when
+// txn > 0); it returns the end offsets, flattened as endOffsetsAll.
+func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, codecName string, mixed bool, txn int) (preloadResult, []int64, error) {
 	res := preloadResult{Topic: ts.names[0], Topics: len(ts.names), LoadAvg: loadAvg()}
 	var configs map[string]*string
 	if r.p.Timestamps == stampLogAppend {
@@ -312,11 +312,11 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 		// partition, so every partition's batches alternate between the two codecs.
 		chunk := 16 * len(ts.names) * ts.partitions
 		res.produceResult, err = produceMixed(ctx, []*kgo.Client{plain, cl}, g, ts.names, n, chunk)
-	} else if r.p.SourceTxn > 0 {
+	} else if txn > 0 {
 		if len(ts.names) > 1 {
 			return res, nil, fmt.Errorf("-source-txn writes single-topic cells only; %q has %d topics", ts.pattern, len(ts.names))
 		}
-		res.produceResult, res.Transactions, err = r.produceInTransactions(ctx, g, ts.names, n, codecName)
+		res.produceResult, res.Transactions, err = r.produceInTransactions(ctx, g, ts.names, n, codecName, txn)
 	} else {
 		res.produceResult, err = produceBacklog(ctx, cl, g, ts.names, n)
 	}
@@ -328,7 +328,7 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 		return res, nil, err
 	}
 	res.records = ends
-	if r.p.SourceTxn > 0 && len(ts.names) == 1 {
+	if txn > 0 && len(ts.names) == 1 {
 		res.records = make([]int64, ts.partitions)
 		for i := range int64(n) {
 			res.records[g.partitionOf(i)]++
@@ -347,8 +347,8 @@ func (r *runner) preload(ctx context.Context, g *generator, ts topicSet, n int, 
 }
 
 // produceInTransactions writes records 0..n-1 into topics in committed transactions of
-// -source-txn records each, with a transactional producer of its own.
-func (r *runner) produceInTransactions(ctx context.Context, g *generator, topics []string, n int, codecName string) (produceResult, int, error) {
+// per records each, with a transactional producer of its own.
+func (r *runner) produceInTransactions(ctx context.Context, g *generator, topics []string, n int, codecName string, per int) (produceResult, int, error) {
 	cl, err := newClient(r.tb.a.bootstrap, append(producerOpts(r.tb.a.bootstrap, codecName),
 		kgo.TransactionalID("strait-bench-txn-"+topics[0]))...)
 	if err != nil {
@@ -358,11 +358,11 @@ func (r *runner) produceInTransactions(ctx context.Context, g *generator, topics
 	var res produceResult
 	txns := 0
 	cpu0, began := selfCPU(), time.Now()
-	for from := int64(0); from < int64(n); from += int64(r.p.SourceTxn) {
+	for from := int64(0); from < int64(n); from += int64(per) {
 		if err := cl.BeginTransaction(); err != nil {
 			return res, txns, err
 		}
-		pr, err := produceRange(ctx, cl, g, topics, from, min(from+int64(r.p.SourceTxn), int64(n)))
+		pr, err := produceRange(ctx, cl, g, topics, from, min(from+int64(per), int64(n)))
 		res.Records += pr.Records
 		res.PayloadBytes += pr.PayloadBytes
 		if err != nil {

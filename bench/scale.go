@@ -207,7 +207,7 @@ func (r *runner) scaleRun(ctx context.Context, topics int) (scaleRun, error) {
 	// the other: every partition gets its records, in whole batches.
 	g := newGenerator(p.RecordSize, 0, parts)
 	g.contiguous = p.ScaleRecords
-	load, ends, err := r.preload(ctx, g, ts, parts*p.ScaleRecords, p.Codec, false)
+	load, ends, err := r.preload(ctx, g, ts, parts*p.ScaleRecords, p.Codec, false, 0)
 	if err != nil {
 		return run, err
 	}

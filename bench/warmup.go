@@ -32,7 +32,7 @@ func (r *runner) warmBrokers(ctx context.Context) (*warmupResult, error) {
 	began := time.Now()
 	ts := singleTopic("bench-warmup", 8)
 	g := newGenerator(1024, 0, 8)
-	load, ends, err := r.preload(ctx, g, ts, warmupRecords, "none", false)
+	load, ends, err := r.preload(ctx, g, ts, warmupRecords, "none", false, 0)
 	if err != nil {
 		return nil, fmt.Errorf("preloading the warm-up topic: %w", err)
 	}
