@@ -37,6 +37,7 @@ import (
 	"strait/internal/index"
 	"strait/internal/mirror/fastpath"
 	"strait/internal/mirror/flow"
+	"strait/internal/preserve"
 )
 
 // Config is what one flow's data plane needs beyond its clients.
@@ -261,7 +262,7 @@ type Mirror struct {
 	log    *slog.Logger
 
 	fwd       *fastpath.Forwarder // the fast path of the attempt running; nil when off
-	gaps      *lockedGaps         // the filler of the attempt running; nil when no topic keeps offsets
+	gaps      *preserve.Gaps      // the fillers of the attempt running; nil when no topic keeps offsets
 	recordPID atomic.Int64        // the record path's registered producer id (Provenance)
 	// Renewed record-path producer ids waiting for registerRenewed.
 	renewMu   sync.Mutex

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -40,36 +39,9 @@ func (m *Mirror) keepsOffsets(source string) bool {
 	return m.cfg.Preserve != nil && m.cfg.Preserve.Topics.Matches(source)
 }
 
-// lockedGaps is the attempt's filler, shared by the start of partitions
-// (alignStarts) and the fast path's fills: one call at a time.
-type lockedGaps struct {
-	mu sync.Mutex
-	g  *preserve.Gaps
-}
-
-func (l *lockedGaps) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.g.Fill(ctx, gaps)
-}
-
-func (l *lockedGaps) startAt(ctx context.Context, starts []preserve.Start) []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.g.StartAt(ctx, starts)
-}
-
-// fence makes a new epoch of each partition's filler, which aborts a fill
-// an earlier owner left open and fences that owner's filler.
-func (l *lockedGaps) fence(ctx context.Context, partitions []fastpath.Gap) []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.g.Fence(ctx, partitions)
-}
-
 // newGaps makes the attempt's filler on a client of its own, and returns
 // the function that closes it; nil when no topic keeps its offsets.
-func (m *Mirror) newGaps() (*lockedGaps, func(), error) {
+func (m *Mirror) newGaps() (*preserve.Gaps, func(), error) {
 	if m.cfg.Preserve == nil {
 		return nil, func() {}, nil
 	}
@@ -83,7 +55,7 @@ func (m *Mirror) newGaps() (*lockedGaps, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("flow %s: the filler's client: %w", m.cfg.Flow, err)
 	}
-	return &lockedGaps{g: preserve.NewGaps(cl, m.fillerPrefix(), m.cfg.Preserve.Timeout)}, cl.Close, nil
+	return preserve.NewGaps(cl, m.fillerPrefix(), m.cfg.Preserve.Timeout), cl.Close, nil
 }
 
 // alignStarts moves the start of each partition of starts that keeps its
@@ -124,7 +96,7 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	for i, p := range keep {
 		keys[i] = fastpath.Gap{Topic: p.topic.Remote, Partition: p.num}
 	}
-	if err := errors.Join(m.gaps.fence(lctx, keys)...); err != nil {
+	if err := errors.Join(m.gaps.Fence(lctx, keys)...); err != nil {
 		return later(err)
 	}
 	var begins, ends, stable, srcEnds kadm.ListedOffsets
@@ -174,7 +146,7 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 		}
 	}
 	// Not bounded by lctx: a start at a large offset fills a million offsets per round.
-	for i, err := range m.gaps.startAt(ctx, fill) {
+	for i, err := range m.gaps.StartAt(ctx, fill) {
 		p := filling[i]
 		switch {
 		case err == nil:

@@ -130,9 +130,19 @@ func (f *Filler) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
 	if f.failed != nil {
 		return fill(errs, f.failed)
 	}
-	at, err := f.check(ctx, gaps, errs)
-	if err != nil {
-		return fill(errs, err)
+	at := make([]int64, len(gaps))
+	for i, g := range gaps {
+		at[i] = g.From
+	}
+	if slices.ContainsFunc(gaps, func(g fastpath.Gap) bool { return g.Retry }) {
+		// Where a fill cut short left the partition is read first. Otherwise a
+		// partition that does not end at From shows when the filler lands (its
+		// batch's base offset, or an end past the marker): a listing before every
+		// fill cost two more round trips per gap.
+		var err error
+		if at, err = f.check(ctx, gaps, errs); err != nil {
+			return fill(errs, err)
+		}
 	}
 	for {
 		pending := map[int]int64{} // gap index: the end after this round
@@ -290,7 +300,7 @@ func (f *Filler) abort(ctx context.Context) error {
 // means another writer.
 func (f *Filler) waitEnds(ctx context.Context, gaps []fastpath.Gap, pending map[int]int64, errs []error) error {
 	pending = maps.Clone(pending) // reached gaps leave it
-	wait := 5 * time.Millisecond
+	wait := time.Millisecond      // a marker usually lands within a millisecond or two
 	for {
 		var topics []string
 		for i := range pending {

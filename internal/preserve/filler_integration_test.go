@@ -138,9 +138,10 @@ func TestFillInSeveralBatches(t *testing.T) {
 }
 
 // TestFillStopsAtAForeignWrite: a partition written by something else than the filler
-// expects is a misalignment naming both offsets, nothing is written, and read_committed
-// consumers still read the foreign record alone; the other gap of the same call is
-// filled. StartAt refuses a partition that holds records past the log start.
+// expects is a misalignment naming both offsets (the filler lands past the foreign
+// record, aborted), and read_committed consumers still read the foreign record alone;
+// the other gap of the same call is filled. A retry reads where the partition ends
+// first. StartAt refuses a partition that holds records past the log start.
 func TestFillStopsAtAForeignWrite(t *testing.T) {
 	c := env.Clusters[0]
 	topic := kafkatest.Name(t, "foreign")
@@ -148,14 +149,16 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 	produce(t, c, topic, "foreign")
 	f := newFiller(t, c)
 	errs := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, Partition: 0, From: 0, To: 10}, {Topic: topic, Partition: 1, From: 0, To: 10}})
-	if err := errs[0]; !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "ends at offset 1, not at 0") {
+	if err := errs[0]; !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "landed at offset 1, not 0") {
 		t.Errorf("filling from 0 over a foreign record: %v, want a misalignment naming offsets 1 and 0", err)
 	}
 	if errs[1] != nil {
 		t.Errorf("the gap of the other partition: %v", errs[1])
 	}
-	if _, e := bounds(t, c, topic, 0); e != 1 {
-		t.Errorf("the partition with the foreign record ends at %d, want 1: nothing written", e)
+	_, end := bounds(t, c, topic, 0)
+	err := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, Partition: 0, From: 0, To: 10, Retry: true}})[0]
+	if !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), fmt.Sprintf("ends at offset %d, not at 0", end)) {
+		t.Errorf("a retry from 0: %v, want the end %d named", err, end)
 	}
 	if _, e := bounds(t, c, topic, 1); e != 10 {
 		t.Errorf("the other partition ends at %d, want 10", e)

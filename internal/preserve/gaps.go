@@ -20,7 +20,8 @@ import (
 // ends: a filler transaction, even one that wrote no record, leaves a marker in every
 // partition it added whenever it ends, and one left open by a node that died or froze
 // would otherwise end later, inside the new owner's copy. Calls on different partitions
-// run concurrently; the caller makes one call at a time.
+// run concurrently, from one call or several; a partition must not be in two calls at
+// once (a Filler is not safe for concurrent use).
 type Gaps struct {
 	cl      *kgo.Client
 	prefix  string

@@ -227,8 +227,6 @@ type Forwarder struct {
 	// failed ends the attempt (abortAttempt).
 	txn    *txnState
 	failed error
-	// filling: a Fill is out (preserve.go), one at a time.
-	filling bool
 }
 
 func New(cfg Config, deps Deps) *Forwarder {

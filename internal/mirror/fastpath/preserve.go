@@ -57,7 +57,8 @@ type Gap struct {
 // GapFiller fills gaps with filler no read_committed consumer reads. Fill
 // returns one error per gap, nil where the partition now ends at its To;
 // an error wrapping ErrMisaligned stops the partition, any other is tried
-// again. The forwarder makes one call at a time, off its loop.
+// again. The forwarder calls it off its loop, never for a partition whose
+// last call has not returned; calls for other partitions may run at once.
 type GapFiller interface {
 	Fill(ctx context.Context, gaps []Gap) []error
 }
@@ -144,13 +145,13 @@ func (fp *Part) gapAhead() (int64, bool, error) {
 // startFills fills, in one call, the gaps of every partition that keeps
 // offsets and has one ahead with nothing in flight.
 func (f *Forwarder) startFills(ctx context.Context, now time.Time) {
-	if f.deps.Gaps == nil || f.filling {
+	if f.deps.Gaps == nil {
 		return
 	}
 	var parts []*Part
 	var gaps []Gap
 	for _, fp := range f.parts {
-		if !fp.keep || fp.state != flowing || len(fp.sent) > 0 || now.Before(fp.notBefore) || fp.p.Failed() != nil {
+		if !fp.keep || fp.filling || fp.resync || fp.state != flowing || len(fp.sent) > 0 || now.Before(fp.notBefore) || fp.p.Failed() != nil {
 			continue
 		}
 		to, ok, err := fp.gapAhead()
@@ -172,7 +173,6 @@ func (f *Forwarder) startFills(ctx context.Context, now time.Time) {
 	if len(gaps) == 0 {
 		return
 	}
-	f.filling = true
 	for _, fp := range parts {
 		fp.filling = true
 	}
@@ -188,7 +188,6 @@ func (f *Forwarder) startFills(ctx context.Context, now time.Time) {
 // authorization it lacks, a batch it rejects); the others try again after
 // a backoff that doubles up to fillBackoffMax.
 func (f *Forwarder) handleFill(ev fillDone) {
-	f.filling = false
 	now := time.Now()
 	for i, fp := range ev.parts {
 		fp.filling = false

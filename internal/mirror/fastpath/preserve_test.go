@@ -49,7 +49,7 @@ func keepingFixture(t *testing.T) (fastFixture, *recordingGaps) {
 func (x fastFixture) fill(t *testing.T) {
 	t.Helper()
 	x.f.startFills(t.Context(), x.fp.notBefore)
-	if !x.f.filling {
+	if !x.fp.filling {
 		t.Fatal("no fill started")
 	}
 	x.f.handle(t.Context(), <-x.f.events)
