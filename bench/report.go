@@ -478,9 +478,17 @@ func (res *results) tuning(w func(string, ...any)) {
 		return
 	}
 	w("")
-	w("Parameters: records %d, record size %d B, partitions %d, codec %s, target codec %s, %s, latency rate %.1f MB/s for %s (grace %s), copy timeout %s, memory partitions %s with %d records each, broker heap %s, MM2 heap %s.",
-		p.Records, p.RecordSize, p.Partitions, p.Codec, p.TargetCodec, keysText(p.KeySpread), p.LatencyRateMBps, p.LatencyDuration.Duration, p.LatencyGrace.Duration,
+	w("Parameters: records %d, record size %d B, partitions %d, codec %s, target codec %s, %s%s, latency rate %.1f MB/s for %s (grace %s), copy timeout %s, memory partitions %s with %d records each, broker heap %s, MM2 heap %s.",
+		p.Records, p.RecordSize, p.Partitions, p.Codec, p.TargetCodec, keysText(p.KeySpread), sourceTxnText(p.SourceTxn), p.LatencyRateMBps, p.LatencyDuration.Duration, p.LatencyGrace.Duration,
 		p.CopyTimeout.Duration, joinInts(p.MemPartitions), p.MemRecordsPerPartition, p.BrokerHeap, p.MM2.Heap)
+}
+
+// sourceTxnText describes -source-txn for the parameters line: nothing without it.
+func sourceTxnText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", backlog written in committed source transactions of %d records (-source-txn)", n)
 }
 
 func keysText(n int) string {
