@@ -62,17 +62,7 @@ func TestStartAtAMillion(t *testing.T) {
 	c.CreateTopic(t, topic, 1, nil)
 	f := newFiller(t, c)
 	const logStart = 1_000_000
-	for range 2 {
-		if err := f.StartAt(t.Context(), Start{Topic: topic, At: logStart}); err != nil {
-			t.Fatal(err)
-		}
-		if s, e := bounds(t, c, topic, 0); s != logStart || e != logStart {
-			t.Fatalf("the partition starts at %d and ends at %d, want both at %d", s, e, logStart)
-		}
-	}
-	if rc, ru := visible(t, c, topic); rc != 0 || ru != 0 {
-		t.Errorf("consumers read %d (read_committed) and %d (read_uncommitted) records, want none", rc, ru)
-	}
+	startEmptyAt(t, c, f, topic, logStart, logStart)
 	if off := produce(t, c, topic, "first"); off != logStart {
 		t.Errorf("the first record landed at %d, want %d", off, logStart)
 	}
@@ -87,12 +77,19 @@ func TestStartAtResumesAnEmptyPartition(t *testing.T) {
 	c.CreateTopic(t, topic, 1, nil)
 	f := newFiller(t, c)
 	f.perBatch = 1000
-	for _, at := range []int64{2500, 6000} {
-		if err := f.StartAt(t.Context(), Start{Topic: topic, At: at}); err != nil {
+	startEmptyAt(t, c, f, topic, 2500, 6000)
+}
+
+// startEmptyAt calls f.StartAt for partition 0 of topic at each offset in turn, and checks
+// that the partition then starts and ends there, and that no consumer reads anything.
+func startEmptyAt(t *testing.T, c *kafkatest.Cluster, f *Filler, topic string, at ...int64) {
+	t.Helper()
+	for _, a := range at {
+		if err := f.StartAt(t.Context(), Start{Topic: topic, At: a}); err != nil {
 			t.Fatal(err)
 		}
-		if s, e := bounds(t, c, topic, 0); s != at || e != at {
-			t.Fatalf("the partition starts at %d and ends at %d, want both at %d", s, e, at)
+		if s, e := bounds(t, c, topic, 0); s != a || e != a {
+			t.Fatalf("the partition starts at %d and ends at %d, want both at %d", s, e, a)
 		}
 	}
 	if rc, ru := visible(t, c, topic); rc != 0 || ru != 0 {
