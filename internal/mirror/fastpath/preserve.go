@@ -132,7 +132,9 @@ func (fp *Part) gapAhead() (int64, bool, error) {
 		}
 		to = first
 	case i > 0:
-		to = fp.queue[i-1].next
+		if to = fp.queue[i-1].next; to <= fp.written {
+			return 0, false, nil // filled already: applySkips takes them
+		}
 	default:
 		return 0, false, nil
 	}
