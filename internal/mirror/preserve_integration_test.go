@@ -4,7 +4,12 @@ package mirror_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,11 +17,18 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"strait/internal/config"
+	"strait/internal/daemon"
+	"strait/internal/dr"
+	"strait/internal/flowconn"
+	"strait/internal/kafkaclient"
 	"strait/internal/kafkatest"
 	"strait/internal/mirror/fastpath"
 	"strait/internal/preserve"
+	"strait/internal/switchover"
 )
 
 // moveLogStart makes partition 0 of topic on c, empty, start at offset at, as retention
@@ -284,5 +296,74 @@ func TestPreserveStopsAtAForeignWrite(t *testing.T) {
 	})
 	if end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; end > 1001+500 {
 		t.Errorf("the remote partition 0 ends at %d after the foreign record at 500: Strait kept writing it", end)
+	}
+}
+
+// TestPreserveFailoverMovesGroupsAsTheyAre: with strait.offsets.preserve, strait
+// failover moves a consumer group to the target at the very offsets it committed on the
+// source, also inside an aborted transaction's range, where the default mode's exact
+// translation gives another number.
+func TestPreserveFailoverMovesGroupsAsTheyAre(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "keepfo")
+	group := topic + "-g"
+	a.CreateTopic(t, topic, 1, nil)
+	produce(t, topic, 1, 2000, kgo.NoCompression(), true) // transactions of 500; the third aborted
+	const at = 1200                                         // inside the aborted transaction
+	committed := kadm.Offsets{}
+	committed.Add(kadm.Offset{Topic: topic, Partition: 0, At: at, LeaderEpoch: -1})
+	if _, err := a.Admin(t).CommitOffsets(t.Context(), group, committed); err != nil {
+		t.Fatal(err)
+	}
+	props := env.MM2Properties(fmt.Sprintf("emit.heartbeats.enabled = false\ntopics = %s\ngroups = %s\nrefresh.groups.interval.seconds = 1\nemit.checkpoints.interval.seconds = 1\nA->B.strait.offsets.preserve = true", topic, group))
+	cfg, err := config.Parse("keepfo.properties", []byte(props), config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := daemon.New(cfg, daemon.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), ShutdownTimeout: 10 * time.Second})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- node.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("node: %v", err)
+		}
+	}()
+	waitAligned(t, a, b, topic, "A."+topic)
+
+	plan, err := kafkaclient.NewPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := flowconn.Open(t.Context(), cfg, plan.Flow("A", "B"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	defer clearFailoverState(t, b)
+	var out bytes.Buffer
+	err = switchover.Failover(t.Context(), conn, switchover.Options{
+		Groups: regexp.MustCompile("^" + regexp.QuoteMeta(group) + "$"), Execute: true, Report: t.TempDir() + "/failover.json",
+		GateTimeout: time.Minute, StopTimeout: time.Minute, SourceTimeout: 10 * time.Second, Out: &out, Log: &out,
+	})
+	if err != nil {
+		t.Fatalf("failover: %v\n%s", err, out.String())
+	}
+	got, err := b.Admin(t).FetchOffsets(t.Context(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := got.Lookup("A."+topic, 0); !ok || o.At != at {
+		t.Errorf("the group on B is at %d (present %v), want %d as on A\n%s", o.At, ok, at, out.String())
+	}
+}
+
+// clearFailoverState clears flow A->B's failover state on b, for the tests after.
+func clearFailoverState(t *testing.T, b *kafkatest.Cluster) {
+	t.Helper()
+	cl := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := dr.Clear(context.WithoutCancel(t.Context()), cl, "A->B"); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Error(err)
 	}
 }
