@@ -309,7 +309,7 @@ func TestPreserveFailoverMovesGroupsAsTheyAre(t *testing.T) {
 	group := topic + "-g"
 	a.CreateTopic(t, topic, 1, nil)
 	produce(t, topic, 1, 2000, kgo.NoCompression(), true) // transactions of 500; the third aborted
-	const at = 1200                                         // inside the aborted transaction
+	const at = 1200                                       // inside the aborted transaction
 	committed := kadm.Offsets{}
 	committed.Add(kadm.Offset{Topic: topic, Partition: 0, At: at, LeaderEpoch: -1})
 	if _, err := a.Admin(t).CommitOffsets(t.Context(), group, committed); err != nil {
