@@ -46,8 +46,8 @@ func TestPreservedOffsetsThroughKills(t *testing.T) {
 	waitMoreProgress(t, f, plain, 0, time.Minute)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	for i := range 10 {
-		// 1 to 3 s of copying, then the next node in turn dies mid-copy and comes back.
-		time.Sleep(time.Second + time.Duration(rng.Int64N(int64(2*time.Second)))) // the fault's timing, not a wait for a state
+		// 0.5 to 2 s of copying, then the next node in turn dies mid-copy and comes back.
+		time.Sleep(time.Second/2 + time.Duration(rng.Int64N(int64(3*time.Second/2)))) // the fault's timing, not a wait for a state
 		victim := live[i%len(live)]
 		ns.kill(victim)
 		live[i%len(live)] = ns.start(victim.base())
