@@ -15,10 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -76,13 +73,12 @@ func (f *Filler) StartAt(ctx context.Context, s Start) error {
 	if f.failed != nil {
 		return f.failed
 	}
-	begins, err := f.list(ctx, f.adm.ListStartOffsets, "log start", []string{s.Topic})
-	start, err := lookup(begins, err, s.Topic, s.Partition)
+	part := fastpath.Gap{Topic: s.Topic, Partition: s.Partition}
+	start, err := f.offset(ctx, f.adm.ListStartOffsets, "log start", part)
 	if err != nil {
 		return err
 	}
-	ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", []string{s.Topic})
-	end, err := lookup(ends, err, s.Topic, s.Partition)
+	end, err := f.offset(ctx, f.adm.ListEndOffsets, "log end", part)
 	switch {
 	case err != nil:
 		return err
@@ -93,7 +89,7 @@ func (f *Filler) StartAt(ctx context.Context, s Start) error {
 	}
 	for end < s.At {
 		to := min(s.At, end+int64(f.recordsPerBatch(s.MaxBytes))+1)
-		if err := f.Fill(ctx, []fastpath.Gap{{Topic: s.Topic, Partition: s.Partition, From: end, To: to, MaxBytes: s.MaxBytes}})[0]; err != nil {
+		if err := f.Fill(ctx, fastpath.Gap{Topic: s.Topic, Partition: s.Partition, From: end, To: to, MaxBytes: s.MaxBytes}); err != nil {
 			return err
 		}
 		resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{s.Topic: {s.Partition: {Topic: s.Topic, Partition: s.Partition, At: to}}})
@@ -112,62 +108,42 @@ func (f *Filler) StartAt(ctx context.Context, s Start) error {
 	return nil
 }
 
-// Fill fills each gap: its remote partition ends at From (with Retry, anywhere up to
-// To: a new filler's producer id aborted what the failed one left open), and must end
-// at To. Each round is one aborted transaction, with at most one filler
-// batch per partition and its marker, so that no transaction stays open long whatever
-// the gap (a gap of one offset is a marker alone). It returns one error per gap, nil
-// for each partition that now ends at its To. A partition that does not end where its
-// gap says, or a filler batch that lands elsewhere, is an error wrapping
-// fastpath.ErrMisaligned: something else writes the partition. Any other failure (a
-// request the target did not answer) fails every gap not filled yet, and the filler
-// then refuses every call.
-func (f *Filler) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
-	errs := make([]error, len(gaps))
-	if len(gaps) == 0 {
-		return errs
-	}
+// Fill fills gap g: its remote partition ends at g.From (with g.Retry, anywhere up to
+// g.To: a new filler's producer id aborted what the failed one left open), and must end
+// at g.To. Each round is one aborted transaction with at most one filler batch and its
+// marker, so that no transaction stays open long whatever the gap (a gap of one offset
+// is a marker alone). A partition that does not end where the gap says, or a filler
+// batch that lands elsewhere, is an error wrapping fastpath.ErrMisaligned: something
+// else writes the partition. Any other failure (a request the target did not answer)
+// wraps fastpath.ErrCutShort, and the filler then refuses every call.
+func (f *Filler) Fill(ctx context.Context, g fastpath.Gap) error {
 	if f.failed != nil {
-		return fill(errs, f.failed)
+		return f.failed
 	}
-	at := make([]int64, len(gaps))
-	for i, g := range gaps {
-		at[i] = g.From
-	}
-	if slices.ContainsFunc(gaps, func(g fastpath.Gap) bool { return g.Retry }) {
+	at := g.From
+	if g.Retry {
 		// Where a fill cut short left the partition is read first. Otherwise a
 		// partition that does not end at From shows when the filler lands (its
 		// batch's base offset, or an end past the marker): a listing before every
 		// fill cost two more round trips per gap.
 		var err error
-		if at, err = f.check(ctx, gaps, errs); err != nil {
-			return fill(errs, err)
+		if at, err = f.check(ctx, g); err != nil {
+			return err
 		}
 	}
-	for {
-		pending := map[int]int64{} // gap index: the end after this round
-		for i, g := range gaps {
-			if errs[i] == nil && at[i] < g.To {
-				pending[i] = min(g.To, at[i]+int64(f.recordsPerBatch(g.MaxBytes))+1) // a batch and its transaction's marker
+	for at < g.To {
+		to := min(g.To, at+int64(f.recordsPerBatch(g.MaxBytes))+1) // a batch and its transaction's marker
+		if err := f.round(ctx, g, at, to); err != nil {
+			if errors.Is(err, fastpath.ErrMisaligned) {
+				return err
 			}
-		}
-		if len(pending) == 0 {
-			return errs
-		}
-		if err := f.round(ctx, gaps, at, pending, errs); err != nil {
 			err = fmt.Errorf("%w: %w", fastpath.ErrCutShort, err)
-			f.failed = fmt.Errorf("this filler failed before, so the partitions' ends are not known (a new filler's producer id completes what it left): %w", err)
-			for i := range pending {
-				if errs[i] == nil {
-					errs[i] = err
-				}
-			}
-			return errs
+			f.failed = fmt.Errorf("this filler failed before, so the partition's end is not known (a new filler's producer id completes what it left): %w", err)
+			return err
 		}
-		for i, to := range pending {
-			at[i] = to
-		}
+		at = to
 	}
+	return nil
 }
 
 // defaultMaxMessageBytes is Kafka's default max.message.bytes, which a batch of
@@ -185,76 +161,50 @@ func (f *Filler) recordsPerBatch(maxBytes int64) int {
 	return n
 }
 
-// fill sets every error of errs to err.
-func fill(errs []error, err error) []error {
-	for i := range errs {
-		errs[i] = err
+// check lists where g's partition ends and returns it: an error for a partition that
+// ends outside the gap, or in a transaction still open (another producer's, whose
+// timeout will abort it).
+func (f *Filler) check(ctx context.Context, g fastpath.Gap) (int64, error) {
+	end, err := f.offset(ctx, f.adm.ListEndOffsets, "log end", g)
+	if err != nil {
+		return 0, err
 	}
-	return errs
+	lso, err := f.offset(ctx, f.adm.ListCommittedOffsets, "last stable offset", g)
+	switch {
+	case err != nil:
+		return 0, err
+	case end != g.From && (!g.Retry || end < g.From || end > g.To):
+		return 0, fmt.Errorf("%s[%d] ends at offset %d, not at %d where its copy stands: something else writes this partition: %w", g.Topic, g.Partition, end, g.From, fastpath.ErrMisaligned)
+	case lso < end:
+		return 0, fmt.Errorf("%s[%d] holds a transaction still open at offsets %d to %d (a producer that died, which its transaction timeout aborts): the gap is filled once it ends", g.Topic, g.Partition, lso, end-1)
+	}
+	return end, nil
 }
 
-// check lists where each gap's partition ends and returns it, setting errs for
-// partitions that end outside their gap, or in a transaction still open (another
-// producer's, whose timeout will abort it).
-func (f *Filler) check(ctx context.Context, gaps []fastpath.Gap, errs []error) ([]int64, error) {
-	topics := make([]string, len(gaps))
-	for i, g := range gaps {
-		topics[i] = g.Topic
-	}
-	ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
-	if err != nil {
-		return nil, err
-	}
-	stable, err := f.list(ctx, f.adm.ListCommittedOffsets, "last stable offset", topics)
-	if err != nil {
-		return nil, err
-	}
-	at := make([]int64, len(gaps))
-	for i, g := range gaps {
-		end, err := lookup(ends, nil, g.Topic, g.Partition)
-		lso, err2 := lookup(stable, nil, g.Topic, g.Partition)
-		switch {
-		case err != nil || err2 != nil:
-			errs[i] = errors.Join(err, err2)
-		case end != g.From && (!g.Retry || end < g.From || end > g.To):
-			errs[i] = fmt.Errorf("%s[%d] ends at offset %d, not at %d where its copy stands: something else writes this partition: %w", g.Topic, g.Partition, end, g.From, fastpath.ErrMisaligned)
-		case lso < end:
-			errs[i] = fmt.Errorf("%s[%d] holds a transaction still open at offsets %d to %d (a producer that died, which its transaction timeout aborts): the gap is filled once it ends", g.Topic, g.Partition, lso, end-1)
-		}
-		at[i] = end
-	}
-	return at, nil
-}
-
-// round fills each pending gap from at[i] to pending[i] in one aborted transaction.
-// It sets errs[i] for a gap found misaligned, and returns the error that leaves the
-// filler's state unknown.
-func (f *Filler) round(ctx context.Context, gaps []fastpath.Gap, at []int64, pending map[int]int64, errs []error) error {
-	add := map[string][]int32{}
-	for i := range pending {
-		add[gaps[i].Topic] = append(add[gaps[i].Topic], gaps[i].Partition)
-	}
-	if err := f.p.AddPartitions(ctx, add); err != nil {
+// round moves g's partition from at to to with one aborted transaction. It returns an
+// error wrapping fastpath.ErrMisaligned when the filler lands elsewhere, and any other
+// error when the filler's state is unknown.
+func (f *Filler) round(ctx context.Context, g fastpath.Gap, at, to int64) error {
+	if err := f.p.AddPartitions(ctx, map[string][]int32{g.Topic: {g.Partition}}); err != nil {
 		return err
 	}
-	for i, to := range pending {
-		g := gaps[i]
-		n := to - at[i] - 1
-		if n == 0 {
-			continue
-		}
+	var misaligned error
+	if n := to - at - 1; n > 0 {
 		base, err := f.produce(ctx, g.Topic, g.Partition, int(n))
 		if err != nil {
 			return errors.Join(err, f.abort(ctx))
 		}
-		if base != at[i] {
-			errs[i] = fmt.Errorf("the filler of %s[%d] landed at offset %d, not %d: something else writes this partition: %w", g.Topic, g.Partition, base, at[i], fastpath.ErrMisaligned)
+		if base != at {
+			misaligned = fmt.Errorf("the filler of %s[%d] landed at offset %d, not %d: something else writes this partition: %w", g.Topic, g.Partition, base, at, fastpath.ErrMisaligned)
 		}
 	}
 	if err := f.abort(ctx); err != nil {
 		return err
 	}
-	return f.waitEnds(ctx, gaps, pending, errs)
+	if misaligned != nil {
+		return misaligned
+	}
+	return f.waitEnd(ctx, g, to)
 }
 
 // produce writes one batch of n filler records and returns its base offset.
@@ -295,79 +245,43 @@ func (f *Filler) abort(ctx context.Context) error {
 	return f.p.End(actx, false)
 }
 
-// waitEnds waits for each pending gap's partition to end at pending[i]: the
-// coordinator writes the transaction's markers after EndTxn returns. An end past it
-// means another writer.
-func (f *Filler) waitEnds(ctx context.Context, gaps []fastpath.Gap, pending map[int]int64, errs []error) error {
-	pending = maps.Clone(pending) // reached gaps leave it
-	wait := time.Millisecond      // a marker usually lands within a millisecond or two
+// waitEnd waits for g's partition to end at want: the coordinator writes the
+// transaction's marker after EndTxn returns. An end past it means another writer.
+func (f *Filler) waitEnd(ctx context.Context, g fastpath.Gap, want int64) error {
+	wait := time.Millisecond // a marker usually lands within a millisecond or two
 	for {
-		var topics []string
-		for i := range pending {
-			if errs[i] == nil {
-				topics = append(topics, gaps[i].Topic)
-			}
-		}
-		if len(topics) == 0 {
+		end, err := f.offset(ctx, f.adm.ListEndOffsets, "log end", g)
+		switch {
+		case err == nil && end == want:
 			return nil
-		}
-		ends, err := f.list(ctx, f.adm.ListEndOffsets, "log end", topics)
-		var short []string
-		for i, want := range pending {
-			if errs[i] != nil || err != nil {
-				continue
-			}
-			g := gaps[i]
-			end, lerr := lookup(ends, nil, g.Topic, g.Partition)
-			switch {
-			case lerr != nil:
-				short = append(short, lerr.Error())
-			case end > want:
-				errs[i] = fmt.Errorf("%s[%d] ends at offset %d after its filler, past %d: something else writes this partition: %w", g.Topic, g.Partition, end, want, fastpath.ErrMisaligned)
-			case end < want:
-				short = append(short, fmt.Sprintf("%s[%d] ends at offset %d, not %d yet", g.Topic, g.Partition, end, want))
-			default:
-				delete(pending, i) // reached: not listed again
-			}
-		}
-		if err == nil && len(short) == 0 {
-			return nil
-		}
-		if err == nil {
-			err = errors.New(strings.Join(short, "; "))
+		case err == nil && end > want:
+			return fmt.Errorf("%s[%d] ends at offset %d after its filler, past %d: something else writes this partition: %w", g.Topic, g.Partition, end, want, fastpath.ErrMisaligned)
+		case err == nil:
+			err = fmt.Errorf("%s[%d] ends at offset %d, not %d yet", g.Topic, g.Partition, end, want)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the filler's markers: %w (gave up: %w)", err, context.Cause(ctx))
+			return fmt.Errorf("waiting for the filler's marker: %w (gave up: %w)", err, context.Cause(ctx))
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
 
-// list lists offsets of topics with fn, once per topic.
-func (f *Filler) list(ctx context.Context, fn func(context.Context, ...string) (kadm.ListedOffsets, error), what string, topics []string) (kadm.ListedOffsets, error) {
-	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
-	listed, err := fn(ctx, topics...)
+// offset lists, with fn, the offset of g's partition that what names.
+func (f *Filler) offset(ctx context.Context, fn func(context.Context, ...string) (kadm.ListedOffsets, error), what string, g fastpath.Gap) (int64, error) {
+	listed, err := fn(ctx, g.Topic)
 	if err == nil {
 		err = listed.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing the %s of %s on the target: %w", what, strings.Join(topics, ", "), err)
+		return 0, fmt.Errorf("listing the %s of %s on the target: %w", what, g.Topic, err)
 	}
-	return listed, nil
-}
-
-// lookup returns the offset listed for topic[partition], or why there is none.
-func lookup(listed kadm.ListedOffsets, err error, topic string, partition int32) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	o, ok := listed.Lookup(topic, partition)
+	o, ok := listed.Lookup(g.Topic, g.Partition)
 	if !ok {
-		return 0, fmt.Errorf("%s has no partition %d on the target", topic, partition)
+		return 0, fmt.Errorf("%s has no partition %d on the target", g.Topic, g.Partition)
 	}
-	return o.Offset, o.Err
+	return o.Offset, nil
 }
 
 // fillerBatchOf is an encoded filler batch and its header; Rewrite gives it each

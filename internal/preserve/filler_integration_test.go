@@ -115,7 +115,7 @@ func TestFillInSeveralBatches(t *testing.T) {
 			t.Fatalf("record %s landed at %d, want %d", v, off, end)
 		}
 		want[end] = v
-		if err := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, From: end + 1, To: end + 1 + gap}})[0]; err != nil {
+		if err := f.Fill(t.Context(), fastpath.Gap{Topic: topic, From: end + 1, To: end + 1 + gap}); err != nil {
 			t.Fatalf("filling a gap of %d after offset %d: %v", gap, end, err)
 		}
 		end += 1 + gap
@@ -137,7 +137,7 @@ func TestFillInSeveralBatches(t *testing.T) {
 // TestFillStopsAtAForeignWrite: a partition written by something else than the filler
 // expects is a misalignment naming both offsets (the filler lands past the foreign
 // record, aborted), and read_committed consumers still read the foreign record alone;
-// the other gap of the same call is filled. A retry reads where the partition ends
+// the other partition's gap is filled. A retry reads where the partition ends
 // first. StartAt refuses a partition that holds records past the log start.
 func TestFillStopsAtAForeignWrite(t *testing.T) {
 	c := env.Clusters[0]
@@ -145,7 +145,10 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 	c.CreateTopic(t, topic, 2, nil)
 	produce(t, c, topic, "foreign")
 	f := newFiller(t, c)
-	errs := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, Partition: 0, From: 0, To: 10}, {Topic: topic, Partition: 1, From: 0, To: 10}})
+	errs := []error{
+		f.Fill(t.Context(), fastpath.Gap{Topic: topic, Partition: 0, From: 0, To: 10}),
+		f.Fill(t.Context(), fastpath.Gap{Topic: topic, Partition: 1, From: 0, To: 10}),
+	}
 	if err := errs[0]; !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "landed at offset 1, not 0") {
 		t.Errorf("filling from 0 over a foreign record: %v, want a misalignment naming offsets 1 and 0", err)
 	}
@@ -153,7 +156,7 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 		t.Errorf("the gap of the other partition: %v", errs[1])
 	}
 	_, end := bounds(t, c, topic, 0)
-	err := f.Fill(t.Context(), []fastpath.Gap{{Topic: topic, Partition: 0, From: 0, To: 10, Retry: true}})[0]
+	err := f.Fill(t.Context(), fastpath.Gap{Topic: topic, Partition: 0, From: 0, To: 10, Retry: true})
 	if !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), fmt.Sprintf("ends at offset %d, not at 0", end)) {
 		t.Errorf("a retry from 0: %v, want the end %d named", err, end)
 	}

@@ -65,7 +65,7 @@ func (g *Gaps) Fill(ctx context.Context, gaps []fastpath.Gap) []error {
 		if err != nil {
 			return err
 		}
-		return f.Fill(ctx, []fastpath.Gap{gap})[0]
+		return f.Fill(ctx, gap)
 	})
 }
 

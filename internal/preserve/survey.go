@@ -3,6 +3,7 @@ package preserve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -23,9 +24,6 @@ type TopicGaps struct {
 	// stop at the first gap instead of filling it.
 	Refused bool `json:"refused,omitempty"`
 }
-
-// Gaps reports whether the topic will have gaps.
-func (g TopicGaps) Gaps() bool { return g.Compacted || g.Transactional }
 
 // String describes the topic's gaps for the plan.
 func (g TopicGaps) String() string {
@@ -51,13 +49,7 @@ func (g TopicGaps) String() string {
 // (DescribeProducers) wrote transactions. refused names the topics whose gaps are
 // refused.
 func Survey(ctx context.Context, adm *kadm.Client, names map[string]string, refused func(string) bool) ([]TopicGaps, error) {
-	topics := slices.Sorted(func(yield func(string) bool) {
-		for t := range names {
-			if !yield(t) {
-				return
-			}
-		}
-	})
+	topics := slices.Sorted(maps.Keys(names))
 	out := make([]TopicGaps, 0, len(topics))
 	if len(topics) == 0 {
 		return out, nil
