@@ -172,8 +172,10 @@ var errOpenFill = errors.New("the remote partition holds a transaction still ope
 // partition must first be made to begin there (Filler.StartAt). A remote partition
 // that is empty (tStart == tEnd) below at, the start position, begins there, unless
 // records of it were copied before (the offset index knows some: the remote topic was
-// emptied or recreated since); an empty one is also what a start cut short leaves. Any
-// other resumes where it ends, which must not be past the source's end (srcEnd, its
+// emptied or recreated since); an empty one is also what a start cut short leaves. So
+// does one that ends at or below at with the last filler batch not yet deleted, when
+// nothing was copied (neither the index nor the stored progress knows the partition),
+// which StartAt then checks holds nothing consumers read. Any other resumes where it ends, which must not be past the source's end (srcEnd, its
 // last stable offset) nor before the stored progress. A transaction open on it (tLSO
 // below tEnd) is errOpenFill.
 func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffset, tStart, tEnd, tLSO, srcEnd int64) (int64, bool, error) {
@@ -182,6 +184,7 @@ func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffs
 		return fmt.Errorf("%s ends at offset %d, but source offsets up to %d were copied there: the remote topic lost records (deleted and created again, or truncated); delete it and reset the progress group to copy it again", name, tEnd, copied)
 	}
 	copied := p.idx.Len() > 0
+	s, hasStored := stored[p.topic.Remote][p.num]
 	switch {
 	case tLSO < tEnd:
 		return 0, false, fmt.Errorf("%s: %w at offsets %d to %d", name, errOpenFill, tLSO, tEnd-1)
@@ -189,10 +192,14 @@ func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffs
 		return 0, false, lost(at - 1)
 	case tStart == tEnd && tEnd < at:
 		return at, true, nil
+	case tStart < tEnd && tEnd <= at && !copied && !hasStored:
+		// Nothing was copied here: what lies below at is a start cut short
+		// before it moved the log start (StartAt checks no consumer reads it).
+		return at, true, nil
 	case tEnd > srcEnd:
 		return 0, false, fmt.Errorf("%s ends at offset %d, past the end of source %s[%d] (%d): the remote topic holds records the source does not (another writer, or the source topic was recreated), so the source's offsets cannot be kept there; delete the remote topic and copy it again", name, tEnd, p.topic.Source, p.num, srcEnd)
 	}
-	if s, ok := stored[p.topic.Remote][p.num]; ok && s.next > tEnd {
+	if hasStored && s.next > tEnd {
 		return 0, false, lost(s.next - 1)
 	}
 	return tEnd, false, nil

@@ -65,10 +65,11 @@ type Start struct {
 // StartAt makes the empty remote partition of s begin at s.At, so that the next record
 // written there lands at s.At: it fills it up to s.At, one filler batch at a time, and
 // after each moves its log start to its end (DeleteRecords), so that the partition stays
-// empty throughout. A start cut short therefore leaves an empty partition below s.At,
-// which a later call completes; one that starts and ends at s.At needs nothing. A
-// partition that retains any offset, or ends past s.At, is refused: only an empty
-// partition is known to hold nothing a consumer reads.
+// empty throughout. A start cut short leaves a partition below s.At that is empty, or
+// that holds the last batch's filler when the cut came before its DeleteRecords; a later
+// call completes either, and one that starts and ends at s.At needs nothing. A partition
+// that ends past s.At, or holds a record a read_committed consumer reads, is refused:
+// only one that holds nothing consumers read can take the source's offsets.
 func (f *Filler) StartAt(ctx context.Context, s Start) error {
 	if f.failed != nil {
 		return f.failed
@@ -85,25 +86,45 @@ func (f *Filler) StartAt(ctx context.Context, s Start) error {
 	case end > s.At:
 		return fmt.Errorf("%s[%d] ends at offset %d, past %d where the source's offsets begin: it holds records already, so the source's offsets cannot be kept there; start from an empty remote topic: %w", s.Topic, s.Partition, end, s.At, fastpath.ErrMisaligned)
 	case start < end:
-		return fmt.Errorf("%s[%d] retains offsets %d to %d: the source's offsets are kept only in an empty remote partition; delete the records below %d, or the topic, and start again: %w", s.Topic, s.Partition, start, end-1, end, fastpath.ErrMisaligned)
+		// Filler of a start cut short after its batch, before the log start moved.
+		at, visible, err := firstVisible(ctx, f.p.Client, s.Topic, s.Partition, start, end)
+		switch {
+		case err != nil:
+			return err
+		case visible:
+			return fmt.Errorf("%s[%d] holds a record at offset %d, below %d where the source's offsets begin: the source's offsets are kept only in a remote partition that holds nothing consumers read; delete the records below %d, or the topic, and start again: %w", s.Topic, s.Partition, at, s.At, end, fastpath.ErrMisaligned)
+		}
+	}
+	if start < end {
+		if err := f.moveStart(ctx, s, end); err != nil {
+			return err
+		}
 	}
 	for end < s.At {
 		to := min(s.At, end+int64(f.recordsPerBatch(s.MaxBytes))+1)
 		if err := f.Fill(ctx, fastpath.Gap{Topic: s.Topic, Partition: s.Partition, From: end, To: to, MaxBytes: s.MaxBytes}); err != nil {
 			return err
 		}
-		resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{s.Topic: {s.Partition: {Topic: s.Topic, Partition: s.Partition, At: to}}})
-		if err == nil {
-			if r, ok := resp.Lookup(s.Topic, s.Partition); !ok {
-				err = errors.New("no answer for it")
-			} else {
-				err = r.Err
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", s.Topic, s.Partition, to, err)
+		if err := f.moveStart(ctx, s, to); err != nil {
+			return err
 		}
 		end = to
+	}
+	return nil
+}
+
+// moveStart moves the log start of the partition of s to to (DeleteRecords).
+func (f *Filler) moveStart(ctx context.Context, s Start, to int64) error {
+	resp, err := f.adm.DeleteRecords(ctx, kadm.Offsets{s.Topic: {s.Partition: {Topic: s.Topic, Partition: s.Partition, At: to}}})
+	if err == nil {
+		if r, ok := resp.Lookup(s.Topic, s.Partition); !ok {
+			err = errors.New("no answer for it")
+		} else {
+			err = r.Err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("moving the log start of %s[%d] to %d past its filler: %w", s.Topic, s.Partition, to, err)
 	}
 	return nil
 }

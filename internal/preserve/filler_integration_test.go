@@ -80,6 +80,28 @@ func TestStartAtResumesAnEmptyPartition(t *testing.T) {
 	startEmptyAt(t, c, f, topic, 2500, 6000)
 }
 
+// TestStartAtCompletesAFillNotYetDeleted: a node killed after a start's filler batch and
+// before it moved the log start past it leaves filler below the log end. The next
+// owner's filler (a new epoch) completes the start: here once where the fill had reached
+// the start, once half way to it. TestPreservedOffsetsThroughKills found the first.
+func TestStartAtCompletesAFillNotYetDeleted(t *testing.T) {
+	c := env.Clusters[0]
+	topic := kafkatest.Name(t, "cut")
+	c.CreateTopic(t, topic, 1, nil)
+	killed := newFiller(t, c)
+	killed.perBatch = 1000
+	if err := killed.Fill(t.Context(), fastpath.Gap{Topic: topic, From: 0, To: 2500}); err != nil {
+		t.Fatal(err)
+	}
+	next := newFiller(t, c)
+	next.perBatch = 1000
+	startEmptyAt(t, c, next, topic, 2500)
+	if err := next.Fill(t.Context(), fastpath.Gap{Topic: topic, From: 2500, To: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	startEmptyAt(t, c, next, topic, 6000)
+}
+
 // startEmptyAt calls f.StartAt for partition 0 of topic at each offset in turn, and checks
 // that the partition then starts and ends there, and that no consumer reads anything.
 func startEmptyAt(t *testing.T, c *kafkatest.Cluster, f *Filler, topic string, at ...int64) {
@@ -138,7 +160,8 @@ func TestFillInSeveralBatches(t *testing.T) {
 // expects is a misalignment naming both offsets (the filler lands past the foreign
 // record, aborted), and read_committed consumers still read the foreign record alone;
 // the other partition's gap is filled. A retry reads where the partition ends
-// first. StartAt refuses a partition that holds records past the log start.
+// first. StartAt refuses a partition that holds a record consumers read, plain or
+// committed.
 func TestFillStopsAtAForeignWrite(t *testing.T) {
 	c := env.Clusters[0]
 	topic := kafkatest.Name(t, "foreign")
@@ -169,8 +192,28 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 	if err := f.StartAt(t.Context(), Start{Topic: topic, At: 0}); err == nil || !strings.Contains(err.Error(), "holds records already") {
 		t.Errorf("StartAt(0) on a partition with records: %v, want a refusal", err)
 	}
-	if err := f.StartAt(t.Context(), Start{Topic: topic, At: 100}); err == nil || !strings.Contains(err.Error(), "retains offsets") {
-		t.Errorf("StartAt(100) on a partition with records: %v, want a refusal", err)
+	if err := f.StartAt(t.Context(), Start{Topic: topic, At: 100}); !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "a record at offset 0") {
+		t.Errorf("StartAt(100) on a partition with a record: %v, want a refusal naming offset 0", err)
+	}
+	// Below the filler of partition 1, a committed transaction: its record is read too.
+	cl := c.Client(t, kgo.TransactionalID(kafkatest.Name(t, "committed")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, time.Minute, func() error { // the marker lands after EndTxn returns
+		if lso := c.EndOffsets(t, topic, kgo.ReadCommitted())[1]; lso != 12 {
+			return fmt.Errorf("partition 1's last stable offset is %d, want 12", lso)
+		}
+		return nil
+	})
+	if err := f.StartAt(t.Context(), Start{Topic: topic, Partition: 1, At: 100}); !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "a record at offset 10") {
+		t.Errorf("StartAt(100) on a partition with a committed record: %v, want a refusal naming offset 10", err)
 	}
 }
 
