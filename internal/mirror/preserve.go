@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -121,6 +122,7 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	var fill []preserve.Start
 	var filling []*partition
 	var wait []*partition
+	var resume []tailCheck
 	for _, p := range keep {
 		tStart, _ := begins.Lookup(p.topic.Remote, p.num)
 		tEnd, _ := ends.Lookup(p.topic.Remote, p.num)
@@ -140,9 +142,28 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 		case begin:
 			fill = append(fill, preserve.Start{Topic: p.topic.Remote, Partition: p.num, At: at, MaxBytes: p.topic.maxMessageBytes.Load()})
 			filling = append(filling, p)
+		case tStart.Offset < at:
+			resume = append(resume, tailCheck{p: p, start: tStart.Offset, end: at})
 		default:
 			p.startAt(at, false)
 			starts[p] = startPos{at: at}
+		}
+	}
+	for i, err := range m.checkTails(lctx, resume) {
+		p := resume[i].p
+		switch {
+		case err == nil:
+			p.startAt(resume[i].end, false)
+			starts[p] = startPos{at: resume[i].end}
+		case errors.Is(err, fastpath.ErrMisaligned):
+			delete(starts, p)
+			if p.Stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
+		default:
+			delete(starts, p)
+			wait = append(wait, p)
+			m.log.Warn("a partition that keeps its offsets starts later: checking where its remote partition ends failed", "topic", p.topic.Source, "partition", p.num, "err", err)
 		}
 	}
 	// Not bounded by lctx: a start at a large offset fills a million offsets per round.
@@ -164,6 +185,34 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	}
 	return wait
 }
+
+// tailCheck is a partition that resumes where its remote partition ends, at end,
+// after records from start on.
+type tailCheck struct {
+	p          *partition
+	start, end int64
+}
+
+// checkTails runs preserve.CheckTail for each of checks, up to tailChecks at once: a
+// record found at another offset than its own, by a foreign writer or a partition
+// stopped as misaligned in an earlier run, keeps the partition from resuming after it.
+func (m *Mirror) checkTails(ctx context.Context, checks []tailCheck) []error {
+	errs := make([]error, len(checks))
+	sem := make(chan struct{}, tailChecks)
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = preserve.CheckTail(ctx, m.src, m.dst, c.p.topic.Source, c.p.topic.Remote, c.p.num, c.start, c.end)
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// tailChecks is how many partitions checkTails checks at once.
+const tailChecks = 16
 
 // errOpenFill says a remote partition holds a transaction still open.
 var errOpenFill = errors.New("the remote partition holds a transaction still open")

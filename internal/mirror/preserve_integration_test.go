@@ -262,7 +262,8 @@ func TestPreserveStopsAtAForeignWrite(t *testing.T) {
 	remote := "A." + topic
 	a.CreateTopic(t, topic, 2, nil)
 	produce(t, topic, 2, 1000, kgo.NoCompression(), false)
-	d := runDaemon(t, "topics = "+topic+"\nA->B.strait.offsets.preserve = true\n")
+	props := "topics = " + topic + "\nA->B.strait.offsets.preserve = true\n"
+	d, stop := startDaemon(t, props)
 	waitAligned(t, a, b, topic, remote)
 
 	foreign := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -294,8 +295,38 @@ func TestPreserveStopsAtAForeignWrite(t *testing.T) {
 		}
 		return nil
 	})
-	if end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; end > 1001+500 {
+	end := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]
+	if end > 1001+500 {
 		t.Errorf("the remote partition 0 ends at %d after the foreign record at 500: Strait kept writing it", end)
+	}
+
+	// A restart must not resume after the misplaced records: it finds the remote
+	// partition's last record at another offset than the source's.
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	d = runDaemon(t, props)
+	produce(t, topic, 2, 100, kgo.NoCompression(), false)
+	kafkatest.Eventually(t, time.Minute, func() error {
+		stopped = ""
+		for _, f := range d.Status().Flows {
+			for _, p := range f.Mirror.Partitions {
+				if p.Topic == topic && p.Partition == 0 {
+					stopped = p.Error
+				}
+			}
+		}
+		se, de := a.EndOffsets(t, topic, kgo.ReadUncommitted())[1], b.EndOffsets(t, remote, kgo.ReadUncommitted())[1]
+		if stopped == "" || se != de {
+			return fmt.Errorf("after the restart: partition 0 stopped with %q; partition 1 ends at %d on the source, %d on the target", stopped, se, de)
+		}
+		return nil
+	})
+	if want := fmt.Sprintf("holds at offset %d another record than source", end-1); !strings.Contains(stopped, want) {
+		t.Errorf("after the restart, partition 0 stopped with %q; want %q", stopped, want)
+	}
+	if e := b.EndOffsets(t, remote, kgo.ReadUncommitted())[0]; e != end {
+		t.Errorf("after the restart, the remote partition 0 ends at %d, was %d: Strait wrote after the misplaced records", e, end)
 	}
 }
 

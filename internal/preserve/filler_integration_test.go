@@ -255,3 +255,38 @@ func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
 		t.Errorf("the transactional topic reads %q", s)
 	}
 }
+
+// TestCheckTailComparesTheLastRecordRead: CheckTail steps back over filler to the last
+// record a consumer reads on the target and compares it with the source's record at
+// that offset: the same passes, another is a misalignment naming the offset, and an
+// offset the source no longer holds is not judged. Both sides are topics of one cluster.
+func TestCheckTailComparesTheLastRecordRead(t *testing.T) {
+	c := env.Clusters[0]
+	src, dst := kafkatest.Name(t, "src"), kafkatest.Name(t, "dst")
+	c.CreateTopic(t, src, 1, nil)
+	c.CreateTopic(t, dst, 1, nil)
+	for _, v := range []string{"a", "b", "c"} {
+		produce(t, c, src, v)
+		produce(t, c, dst, v)
+	}
+	for _, topic := range []string{src, dst} {
+		f := newFiller(t, c)
+		f.perBatch = 1000
+		if err := f.Fill(t.Context(), fastpath.Gap{Topic: topic, From: 3, To: 1003}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := c.Client(t)
+	check := func(end int64) error { return CheckTail(t.Context(), cl, cl, src, dst, 0, 0, end) }
+	if err := check(1003); err != nil {
+		t.Errorf("the same records below filler: %v", err)
+	}
+	produce(t, c, dst, "x") // at 1003, where the source has nothing yet
+	if err := check(1004); err != nil {
+		t.Errorf("an offset the source does not hold: %v, want nothing judged", err)
+	}
+	produce(t, c, src, "y")
+	if err := check(1004); !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "at offset 1003 another record") {
+		t.Errorf("another record at 1003: %v, want a misalignment naming offset 1003", err)
+	}
+}
