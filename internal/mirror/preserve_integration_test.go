@@ -398,3 +398,43 @@ func clearFailoverState(t *testing.T, b *kafkatest.Cluster) {
 		t.Error(err)
 	}
 }
+
+// TestPreserveResumesAfterRecordsCopiedBeforeProgress: a node that copied records and
+// died before it stored progress or an offset sync leaves a remote partition that no
+// stored state knows, ending at or below the start position (here auto.offset.reset =
+// latest: the source's end). That looks like a start fill cut short, so StartAt reads
+// it: it holds records consumers read, the same as the source's at their offsets, so
+// the partition resumes after them. The first version of the start fill's recovery
+// stopped it as misaligned (a review found it).
+func TestPreserveResumesAfterRecordsCopiedBeforeProgress(t *testing.T) {
+	a, b := env.Clusters[0], env.Clusters[1]
+	topic := kafkatest.Name(t, "early")
+	remote := "A." + topic
+	a.CreateTopic(t, topic, 1, nil)
+	b.CreateTopic(t, remote, 1, nil)
+	base := time.Now().Add(-time.Hour)
+	write := func(c *kafkatest.Cluster, topic string, from, to int) {
+		cl := c.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i), Timestamp: base.Add(time.Duration(i) * time.Millisecond)}
+			if err := cl.ProduceSync(t.Context(), r).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(a, topic, 0, 100)
+	write(b, remote, 0, 100) // "copied" by the node that died
+	d := runDaemon(t, "topics = "+topic+"\nA->B.strait.offsets.preserve = true\nA->B.consumer.auto.offset.reset = latest\n")
+	write(a, topic, 100, 150)
+	waitAligned(t, a, b, topic, remote)
+	for _, f := range d.Status().Flows {
+		for _, p := range f.Mirror.Partitions {
+			if p.Error != "" {
+				t.Errorf("%s[%d] stopped: %s", p.Topic, p.Partition, p.Error)
+			}
+		}
+	}
+	if diff := env.CompareWithJava(t, a, topic, b, remote); diff != "" {
+		t.Error(diff)
+	}
+}

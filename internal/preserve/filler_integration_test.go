@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/kafkatest"
@@ -259,7 +260,8 @@ func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
 // TestCheckTailComparesTheLastRecordRead: CheckTail steps back over filler to the last
 // record a consumer reads on the target and compares it with the source's record at
 // that offset: the same passes, another is a misalignment naming the offset, and an
-// offset the source no longer holds is not judged. Both sides are topics of one cluster.
+// offset the source does not hold (not yet, or no longer: below its log start) is not
+// judged. Both sides are topics of one cluster.
 func TestCheckTailComparesTheLastRecordRead(t *testing.T) {
 	c := env.Clusters[0]
 	src, dst := kafkatest.Name(t, "src"), kafkatest.Name(t, "dst")
@@ -288,5 +290,14 @@ func TestCheckTailComparesTheLastRecordRead(t *testing.T) {
 	produce(t, c, src, "y")
 	if err := check(1004); !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "at offset 1003 another record") {
 		t.Errorf("another record at 1003: %v, want a misalignment naming offset 1003", err)
+	}
+	// The source's log start moved past that offset (retention, DeleteRecords).
+	moved := kadm.Offsets{}
+	moved.Add(kadm.Offset{Topic: src, Partition: 0, At: 1004})
+	if _, err := c.Admin(t).DeleteRecords(t.Context(), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := check(1004); err != nil {
+		t.Errorf("an offset below the source's log start: %v, want nothing judged", err)
 	}
 }

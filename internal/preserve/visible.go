@@ -157,19 +157,19 @@ func CheckTail(ctx context.Context, src, dst *kgo.Client, source, remote string,
 		if err != nil {
 			return err
 		}
-		recs, err := tr.records(rp, o)
+		// The first batch answered holds o (then the records of it before o count
+		// too, and the next step is before it), or begins after a hole at o.
+		from, next := o, o-1
+		if h, err := batch.Parse(rp.RecordBatches); err == nil && h.BaseOffset <= o {
+			from, next = max(start, h.BaseOffset), h.BaseOffset-1
+		}
+		recs, err := tr.records(rp, from)
 		if err != nil {
 			return err
 		}
 		recs = slices.DeleteFunc(recs, func(r *kgo.Record) bool { return r.Offset >= end })
 		if len(recs) > 0 {
 			last = recs[len(recs)-1]
-			break
-		}
-		// Nothing read from o: step back before the batch that holds it.
-		next := o - 1
-		if h, err := batch.Parse(rp.RecordBatches); err == nil && h.BaseOffset <= o {
-			next = h.BaseOffset - 1
 		}
 		o = next
 	}
@@ -181,6 +181,9 @@ func CheckTail(ctx context.Context, src, dst *kgo.Client, source, remote string,
 		return err
 	}
 	rp, err := sr.fetch(ctx, last.Offset)
+	if errors.Is(err, kerr.OffsetOutOfRange) {
+		return nil // below the source's log start now (retention, DeleteRecords)
+	}
 	if err != nil {
 		return err
 	}
