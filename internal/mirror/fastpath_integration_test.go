@@ -3,8 +3,10 @@
 package mirror_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"strait/internal/batch"
+	"strait/internal/config"
 	"strait/internal/daemon"
 	"strait/internal/index"
 	"strait/internal/kafkatest"
@@ -37,9 +40,18 @@ func TestMain(m *testing.M) {
 
 func runDaemon(t *testing.T, extra string) *daemon.Daemon {
 	t.Helper()
-	d, stop := startDaemon(t, extra)
+	props := env.MM2Properties("emit.heartbeats.enabled = false\n" + extra)
+	cfg, err := config.Parse("test.properties", []byte(props), config.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := daemon.New(cfg, daemon.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
+		cancel()
+		if err := <-done; err != nil {
 			t.Errorf("daemon: %v", err)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -65,12 +64,10 @@ func (m *Mirror) newGaps() (*preserve.Gaps, func(), error) {
 // log end, whatever was committed. It first fences the partition's filler
 // (a fill left open by the last owner ends now, not inside this copy). An
 // empty remote partition below the partition's start position is filled up
-// to it and its log start moved there (Filler.StartAt, alignedStart). One
-// that resumes after records first has its last record compared with the
-// source's (preserve.CheckTail): another record there stops it. It returns
-// the partitions that start later (a listing, the fence, a fill or a check
-// failed, or a transaction still holds the partition); those it cannot
-// start are stopped.
+// to it and its log start moved there (Filler.StartAt, alignedStart). It
+// returns the partitions that start later (a listing or the fence failed,
+// or a transaction still holds the partition); those it cannot start are
+// stopped.
 func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos, stored map[string]map[int32]storedOffset) []*partition {
 	var keep []*partition
 	var remotes, sources []string
@@ -122,26 +119,8 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 		}
 	}
 	var fill []preserve.Start
-	var filling []tailCheck // with the remote partition's bounds
-	var resume []tailCheck
+	var filling []*partition
 	var wait []*partition
-	stop := func(p *partition, err error) {
-		delete(starts, p)
-		if p.Stop(err) {
-			m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
-		}
-	}
-	// notStarted settles a partition that cannot start now: a misalignment
-	// stops it, any other failure (of what) starts it later.
-	notStarted := func(p *partition, err error, what string) {
-		if errors.Is(err, fastpath.ErrMisaligned) {
-			stop(p, err)
-			return
-		}
-		delete(starts, p)
-		wait = append(wait, p)
-		m.log.Warn("a partition that keeps its offsets starts later: "+what, "topic", p.topic.Source, "partition", p.num, "err", err)
-	}
 	for _, p := range keep {
 		tStart, _ := begins.Lookup(p.topic.Remote, p.num)
 		tEnd, _ := ends.Lookup(p.topic.Remote, p.num)
@@ -150,14 +129,17 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 		at, begin, err := alignedStart(p, starts[p].at, stored, tStart.Offset, tEnd.Offset, lso.Offset, srcEnd.Offset)
 		switch {
 		case errors.Is(err, errOpenFill):
-			notStarted(p, err, "a transaction holds its remote partition")
+			delete(starts, p)
+			wait = append(wait, p)
+			m.log.Warn("a partition that keeps its offsets starts later: a transaction holds its remote partition", "topic", p.topic.Source, "partition", p.num, "err", err)
 		case err != nil:
-			stop(p, err)
+			delete(starts, p)
+			if p.Stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
 		case begin:
 			fill = append(fill, preserve.Start{Topic: p.topic.Remote, Partition: p.num, At: at, MaxBytes: p.topic.maxMessageBytes.Load()})
-			filling = append(filling, tailCheck{p: p, start: tStart.Offset, end: tEnd.Offset})
-		case tStart.Offset < at:
-			resume = append(resume, tailCheck{p: p, start: tStart.Offset, end: at})
+			filling = append(filling, p)
 		default:
 			p.startAt(at, false)
 			starts[p] = startPos{at: at}
@@ -165,61 +147,23 @@ func (m *Mirror) alignStarts(ctx context.Context, starts map[*partition]startPos
 	}
 	// Not bounded by lctx: a start at a large offset fills a million offsets per round.
 	for i, err := range m.gaps.StartAt(ctx, fill) {
-		f := filling[i]
+		p := filling[i]
 		switch {
 		case err == nil:
-			m.log.Info("remote partition starts at the source's offset", "topic", f.p.topic.Remote, "partition", f.p.num, "offset", fill[i].At)
-		case errors.Is(err, preserve.ErrHoldsRecords) && f.start < f.end:
-			// Records copied before any progress was stored (auto.offset.reset =
-			// latest, or the source's log start moved since): resume after them.
-			resume = append(resume, f)
+			m.log.Info("remote partition starts at the source's offset", "topic", p.topic.Remote, "partition", p.num, "offset", fill[i].At)
+		case errors.Is(err, fastpath.ErrMisaligned):
+			delete(starts, p)
+			if p.Stop(err) {
+				m.log.Error("partition not started", "topic", p.topic.Source, "partition", p.num, "err", err)
+			}
 		default:
-			notStarted(f.p, err, "filling its remote partition up to the source's start failed")
+			delete(starts, p)
+			wait = append(wait, p)
+			m.log.Warn("a partition that keeps its offsets starts later: filling its remote partition up to the source's start failed", "topic", p.topic.Source, "partition", p.num, "err", err)
 		}
-	}
-	for i, err := range m.checkTails(ctx, resume) {
-		c := resume[i]
-		if err != nil {
-			notStarted(c.p, err, "checking where its remote partition ends failed")
-			continue
-		}
-		c.p.startAt(c.end, false)
-		starts[c.p] = startPos{at: c.end}
 	}
 	return wait
 }
-
-// tailCheck is a partition that resumes where its remote partition ends, at end,
-// after records from start on.
-type tailCheck struct {
-	p          *partition
-	start, end int64
-}
-
-// checkTails runs preserve.CheckTail for each of checks, up to tailChecks at once: a
-// record found at another offset than its own, by a foreign writer or a partition
-// stopped as misaligned in an earlier run, keeps the partition from resuming after it.
-func (m *Mirror) checkTails(ctx context.Context, checks []tailCheck) []error {
-	errs := make([]error, len(checks))
-	sem := make(chan struct{}, tailChecks)
-	var wg sync.WaitGroup
-	for i, c := range checks {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, tailCheckTimeout)
-			defer cancel()
-			errs[i] = preserve.CheckTail(cctx, m.src, m.dst, c.p.topic.Source, c.p.topic.Remote, c.p.num, c.start, c.end)
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
-const (
-	tailChecks       = 16               // partitions checkTails checks at once
-	tailCheckTimeout = 30 * time.Second // for each, not all: a flow may have thousands
-)
 
 // errOpenFill says a remote partition holds a transaction still open.
 var errOpenFill = errors.New("the remote partition holds a transaction still open")
@@ -228,14 +172,12 @@ var errOpenFill = errors.New("the remote partition holds a transaction still ope
 // partition must first be made to begin there (Filler.StartAt). A remote partition
 // that is empty (tStart == tEnd) below at, the start position, begins there, unless
 // records of it were copied before (the offset index knows some: the remote topic was
-// emptied or recreated since); an empty one is also what a start cut short leaves.
-// So, when nothing is known copied (neither the index nor the stored progress knows
-// the partition), is one that ends at or below at: its last filler batch may not be
-// deleted yet. StartAt checks that it holds nothing consumers read; if it does, the
-// records were copied before any progress was stored, and alignStarts resumes after
-// them. Any other resumes where it ends, which must not be past the source's end
-// (srcEnd, its last stable offset) nor before the stored progress. A transaction
-// open on it (tLSO below tEnd) is errOpenFill.
+// emptied or recreated since); an empty one is also what a start cut short leaves. So
+// does one that ends at or below at with the last filler batch not yet deleted, when
+// nothing was copied (neither the index nor the stored progress knows the partition),
+// which StartAt then checks holds nothing consumers read. Any other resumes where it ends, which must not be past the source's end (srcEnd, its
+// last stable offset) nor before the stored progress. A transaction open on it (tLSO
+// below tEnd) is errOpenFill.
 func alignedStart(p *partition, at int64, stored map[string]map[int32]storedOffset, tStart, tEnd, tLSO, srcEnd int64) (int64, bool, error) {
 	name := fmt.Sprintf("%s[%d]", p.topic.Remote, p.num)
 	lost := func(copied int64) error {

@@ -53,11 +53,6 @@ func NewFiller(p fastpath.Producer) *Filler {
 	return &Filler{p: p, adm: kadm.NewClient(p.Client), seq: map[string]map[int32]int32{}, perBatch: MaxFillerRecords, batches: map[int]fillerBatchOf{}}
 }
 
-// ErrHoldsRecords says StartAt found a record consumers read below the start: the
-// partition was copied to, or written by another producer (the error wraps
-// fastpath.ErrMisaligned too).
-var ErrHoldsRecords = errors.New("the remote partition holds records consumers read")
-
 // Start is where a remote partition must start: the source's log start, or where
 // copying begins. MaxBytes is the remote topic's max.message.bytes (0 unknown).
 type Start struct {
@@ -97,7 +92,7 @@ func (f *Filler) StartAt(ctx context.Context, s Start) error {
 		case err != nil:
 			return err
 		case visible:
-			return fmt.Errorf("%w: %s[%d] holds a record at offset %d, below %d where the source's offsets begin: the source's offsets are kept only in a remote partition that holds nothing consumers read; delete the records below %d, or the topic, and start again: %w", ErrHoldsRecords, s.Topic, s.Partition, at, s.At, end, fastpath.ErrMisaligned)
+			return fmt.Errorf("%s[%d] holds a record at offset %d, below %d where the source's offsets begin: the source's offsets are kept only in a remote partition that holds nothing consumers read; delete the records below %d, or the topic, and start again: %w", s.Topic, s.Partition, at, s.At, end, fastpath.ErrMisaligned)
 		}
 	}
 	if start < end {

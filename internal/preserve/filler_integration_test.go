@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"strait/internal/kafkatest"
@@ -42,21 +41,6 @@ func bounds(t *testing.T, c *kafkatest.Cluster, topic string, partition int32) (
 func visible(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncommitted int) {
 	t.Helper()
 	return kafkatest.Count(t, c.Seeds(), topic, kgo.ReadCommitted()), kafkatest.Count(t, c.Seeds(), topic, kgo.ReadUncommitted())
-}
-
-// commitOne writes one record to the partition in a committed transaction of id.
-func commitOne(t *testing.T, c *kafkatest.Cluster, id, topic string, partition int32) {
-	t.Helper()
-	cl := c.Client(t, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := cl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: partition, Value: []byte("t")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // produce writes one plain record to partition 0 and returns its offset.
@@ -212,7 +196,16 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 		t.Errorf("StartAt(100) on a partition with a record: %v, want a refusal naming offset 0", err)
 	}
 	// Below the filler of partition 1, a committed transaction: its record is read too.
-	commitOne(t, c, kafkatest.Name(t, "committed"), topic, 1)
+	cl := c.Client(t, kgo.TransactionalID(kafkatest.Name(t, "committed")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
 	kafkatest.Eventually(t, time.Minute, func() error { // the marker lands after EndTxn returns
 		if lso := c.EndOffsets(t, topic, kgo.ReadCommitted())[1]; lso != 12 {
 			return fmt.Errorf("partition 1's last stable offset is %d, want 12", lso)
@@ -235,7 +228,16 @@ func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
 	c.CreateTopic(t, txn, 2, nil)
 	c.CreateTopic(t, compacted, 1, kafkatest.CompactedConfig())
 	produce(t, c, plain, "p")
-	commitOne(t, c, prefix, txn, 1)
+	cl := c.Client(t, kgo.TransactionalID(prefix), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: txn, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
 	names := map[string]string{plain: "A." + plain, txn: "A." + txn, compacted: "A." + compacted}
 	got, err := Survey(t.Context(), c.Admin(t), names, func(s string) bool { return s == txn })
 	if err != nil {
@@ -251,50 +253,5 @@ func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
 	}
 	if s := got[2].String(); !strings.Contains(s, "transaction markers") || !strings.Contains(s, "refused") {
 		t.Errorf("the transactional topic reads %q", s)
-	}
-}
-
-// TestCheckTailComparesTheLastRecordRead: CheckTail steps back over filler to the last
-// record a consumer reads on the target and compares it with the source's record at
-// that offset: the same passes, another is a misalignment naming the offset, and an
-// offset the source does not hold (not yet, or no longer: below its log start) is not
-// judged. Both sides are topics of one cluster.
-func TestCheckTailComparesTheLastRecordRead(t *testing.T) {
-	c := env.Clusters[0]
-	src, dst := kafkatest.Name(t, "src"), kafkatest.Name(t, "dst")
-	c.CreateTopic(t, src, 1, nil)
-	c.CreateTopic(t, dst, 1, nil)
-	for _, v := range []string{"a", "b", "c"} {
-		produce(t, c, src, v)
-		produce(t, c, dst, v)
-	}
-	for _, topic := range []string{src, dst} {
-		f := newFiller(t, c)
-		f.perBatch = 1000
-		if err := f.Fill(t.Context(), fastpath.Gap{Topic: topic, From: 3, To: 1003}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cl := c.Client(t)
-	check := func(end int64) error { return CheckTail(t.Context(), cl, cl, src, dst, 0, 0, end) }
-	if err := check(1003); err != nil {
-		t.Errorf("the same records below filler: %v", err)
-	}
-	produce(t, c, dst, "x") // at 1003, where the source has nothing yet
-	if err := check(1004); err != nil {
-		t.Errorf("an offset the source does not hold: %v, want nothing judged", err)
-	}
-	produce(t, c, src, "y")
-	if err := check(1004); !errors.Is(err, fastpath.ErrMisaligned) || !strings.Contains(err.Error(), "at offset 1003 another record") {
-		t.Errorf("another record at 1003: %v, want a misalignment naming offset 1003", err)
-	}
-	// The source's log start moved past that offset (retention, DeleteRecords).
-	moved := kadm.Offsets{}
-	moved.Add(kadm.Offset{Topic: src, Partition: 0, At: 1004})
-	if _, err := c.Admin(t).DeleteRecords(t.Context(), moved); err != nil {
-		t.Fatal(err)
-	}
-	if err := check(1004); err != nil {
-		t.Errorf("an offset below the source's log start: %v, want nothing judged", err)
 	}
 }
