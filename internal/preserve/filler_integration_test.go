@@ -43,6 +43,21 @@ func visible(t *testing.T, c *kafkatest.Cluster, topic string) (committed, uncom
 	return kafkatest.Count(t, c.Seeds(), topic, kgo.ReadCommitted()), kafkatest.Count(t, c.Seeds(), topic, kgo.ReadUncommitted())
 }
 
+// commitOne writes one record to the partition in a committed transaction of id.
+func commitOne(t *testing.T, c *kafkatest.Cluster, id, topic string, partition int32) {
+	t.Helper()
+	cl := c.Client(t, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: partition, Value: []byte("t")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // produce writes one plain record to partition 0 and returns its offset.
 func produce(t *testing.T, c *kafkatest.Cluster, topic, value string) int64 {
 	t.Helper()
@@ -196,16 +211,7 @@ func TestFillStopsAtAForeignWrite(t *testing.T) {
 		t.Errorf("StartAt(100) on a partition with a record: %v, want a refusal naming offset 0", err)
 	}
 	// Below the filler of partition 1, a committed transaction: its record is read too.
-	cl := c.Client(t, kgo.TransactionalID(kafkatest.Name(t, "committed")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := cl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
+	commitOne(t, c, kafkatest.Name(t, "committed"), topic, 1)
 	kafkatest.Eventually(t, time.Minute, func() error { // the marker lands after EndTxn returns
 		if lso := c.EndOffsets(t, topic, kgo.ReadCommitted())[1]; lso != 12 {
 			return fmt.Errorf("partition 1's last stable offset is %d, want 12", lso)
@@ -228,16 +234,7 @@ func TestSurveyNamesTheTopicsWithGaps(t *testing.T) {
 	c.CreateTopic(t, txn, 2, nil)
 	c.CreateTopic(t, compacted, 1, kafkatest.CompactedConfig())
 	produce(t, c, plain, "p")
-	cl := c.Client(t, kgo.TransactionalID(prefix), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := cl.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: txn, Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.EndTransaction(t.Context(), kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
+	commitOne(t, c, prefix, txn, 1)
 	names := map[string]string{plain: "A." + plain, txn: "A." + txn, compacted: "A." + compacted}
 	got, err := Survey(t.Context(), c.Admin(t), names, func(s string) bool { return s == txn })
 	if err != nil {
